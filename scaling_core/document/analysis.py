@@ -1,0 +1,212 @@
+"""``analyze_document``: the one query behind ``margin check`` and the server.
+
+Text in, :class:`DocumentAnalysis` out; deterministic; never raises on user
+input.  Files are reached only through the ``loader`` the caller passes in
+(for ``import "other.md"``), so the core itself does no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from scaling_core.config import Config
+from scaling_core.diagnostics import CODES, Diagnostic, Related, make_diagnostic
+from scaling_core.document.extract import extract
+from scaling_core.document.interpret import Interpreter
+from scaling_core.document.regions import CalcRegion, ClaimRegion, CodeSpanRegion, ProblemRegion, Suppression
+from scaling_core.document.results import Binding, DocumentAnalysis, ProblemResult
+from scaling_core.diagnostics import Severity
+from scaling_core.expr import syntax as ast
+from scaling_core.expr.evaluator import EvaluationError, Evaluator, Limits
+from scaling_core.expr.lexer import tokenize
+from scaling_core.expr.parser import parse_claim_expression
+from scaling_core.hardware.catalog import Record, build_records, packaged_chips, raw_chip
+from scaling_core.text import LineIndex, Span
+from scaling_core.units.quantity import Quantity
+from scaling_core.units.registry import default_registry
+
+#: Resolves ``import "target"`` from the importing path: (resolved path, text) or None.
+SourceLoader = Callable[[str, str], "tuple[str, str] | None"]
+
+_CALC_IGNORE = re.compile(r"#\s*margin\s*:\s*ignore\b\s*([\w\s,]*)")
+
+
+@dataclass
+class ImportContext:
+    """Shared across one analysis and the analyses of what it imports."""
+
+    loader: SourceLoader | None = None
+    cache: dict[str, DocumentAnalysis] = field(default_factory=dict)
+    stack: list[str] = field(default_factory=list)
+
+
+def evaluate_constant(text: str) -> Quantity | None:
+    """Evaluate a catalog field written in the calc language (``"197 TFLOP/s"``)."""
+    registry = default_registry()
+    tokens, problems = tokenize(text)
+    expr, _tolerance, problem = parse_claim_expression(tokens, registry.__contains__)
+    if problems or problem or expr is None:
+        return None
+    evaluator = Evaluator(registry, lambda _name: None, list)
+    try:
+        return evaluator.quantity(expr)
+    except EvaluationError:
+        return None
+
+
+def hardware_records(config: Config) -> dict[str, Record]:
+    """The packaged chips plus the project's own (which override by name)."""
+    chips = packaged_chips() + tuple(raw_chip(name, entry) for name, entry in config.chips.items())
+    return build_records(chips, evaluate_constant)
+
+
+def analyze_document(
+    text: str,
+    path: str = "<draft>",
+    config: Config | None = None,
+    loader: SourceLoader | None = None,
+    context: ImportContext | None = None,
+) -> DocumentAnalysis:
+    """Analyse one Markdown draft: every calc statement, check, claim and problem."""
+    config = config or Config()
+    context = context or ImportContext(loader)
+    context.stack.append(path)
+    try:
+        return _analyze(text, path, config, context)
+    finally:
+        context.stack.pop()
+
+
+def _analyze(text: str, path: str, config: Config, context: ImportContext) -> DocumentAnalysis:
+    index = LineIndex(text)
+    found = extract(text, index)
+    result = DocumentAnalysis(path, text, index)
+
+    def import_names(statement: ast.Import) -> dict[str, Binding]:
+        return _import(statement, path, config, context)
+
+    interpreter = Interpreter(
+        default_registry(), text, hardware_records(config), path, config.tolerance,
+        Limits(max_array_elements=config.max_array_elements), import_names,
+    )  # fmt: skip
+    problems = found.problems
+    upcoming = 0
+    current: ProblemRegion | None = None
+    for region in found.regions:
+        start = region.number_span.start if isinstance(region, ClaimRegion) else region.span.start
+        if current is not None and start >= current.span.end:
+            current, interpreter.local, interpreter.problem = None, None, None
+        while upcoming < len(problems) and problems[upcoming].span.start <= start:
+            if start < problems[upcoming].span.end:
+                current = problems[upcoming]
+                interpreter.local, interpreter.problem = {}, current.ident
+            upcoming += 1
+        if isinstance(region, CalcRegion):
+            interpreter.calc_region(region)
+        elif isinstance(region, CodeSpanRegion):
+            if config.code_spans or region.role:
+                interpreter.code_span(region)
+        else:
+            interpreter.claim(region)
+
+    diagnostics = found.diagnostics + interpreter.diagnostics
+    for block in found.python_blocks:
+        why = "the workspace is not trusted (set trust = true)" if not config.trust else "running trusted Python is not available in this version"
+        diagnostics.append(make_diagnostic("T001", f"python calc block not run: {why}", block.info_span))
+    result.problems = [_verdict(p, interpreter, diagnostics) for p in problems]
+    diagnostics += [_problem_diagnostic(p, r, interpreter, diagnostics) for p, r in zip(problems, result.problems) if r.status != "pass"]
+    suppressions = found.suppressions + _calc_suppressions(found.regions, index)
+    diagnostics += _unknown_codes(suppressions)
+    result.diagnostics = _apply_settings(_suppress(diagnostics, suppressions), config)
+    result.values, result.checks, result.bindings = interpreter.values, interpreter.checks, interpreter.bindings
+    result.exports = dict(interpreter.top)
+    return result
+
+
+def _import(statement: ast.Import, path: str, config: Config, context: ImportContext) -> dict[str, Binding]:
+    loaded = context.loader(path, statement.path) if context.loader else None
+    if loaded is None:
+        message = f"cannot import '{statement.path}': no such file in the workspace"
+        raise EvaluationError(make_diagnostic("N006", message, statement.path_span))
+    target, text = loaded
+    if target in context.stack:
+        chain = " -> ".join([*context.stack[context.stack.index(target):], target])
+        raise EvaluationError(make_diagnostic("N007", f"import cycle: {chain}", statement.path_span))
+    if target not in context.cache:
+        context.cache[target] = analyze_document(text, target, config, context.loader, context)
+    return context.cache[target].exports
+
+
+def _verdict(problem: ProblemRegion, interpreter: Interpreter, diagnostics: list[Diagnostic]) -> ProblemResult:
+    checks = [c for c in interpreter.checks if problem.span.contains(c.span.start) and c.span.start < problem.span.end]
+    failed = sum(c.status in ("fail", "skip") for c in checks)
+    errors = [d for d in diagnostics if d.severity is Severity.ERROR and problem.span.start <= d.span.start < problem.span.end]
+    status = "untested" if not checks and not errors else ("fail" if failed or errors else "pass")
+    passed = sum(c.status in ("pass", "warn") for c in checks)
+    return ProblemResult(problem.ident, problem.title, problem.span, problem.title_span, status, passed, failed, len(checks))
+
+
+def _problem_diagnostic(
+    problem: ProblemRegion, verdict: ProblemResult, interpreter: Interpreter, diagnostics: list[Diagnostic]
+) -> Diagnostic:
+    if verdict.status == "untested":
+        return make_diagnostic("P002", f"{problem.ident} has no checks: add a calc check or a claim to its answer", problem.title_span)
+    related = tuple(
+        Related(c.span, c.message) for c in interpreter.checks
+        if c.status in ("fail", "skip") and problem.span.start <= c.span.start < problem.span.end
+    ) or tuple(
+        Related(d.span, d.message) for d in diagnostics
+        if d.severity is Severity.ERROR and problem.span.start <= d.span.start < problem.span.end
+    )  # fmt: skip
+    summary = f"{verdict.failed} of {verdict.total} checks fail" if verdict.total else "its calculations have errors"
+    return make_diagnostic("P001", f"{problem.ident} fails: {summary}", problem.title_span, related=related)
+
+
+def _calc_suppressions(regions: list, index: LineIndex) -> list[Suppression]:
+    found = []
+    for region in regions:
+        if not isinstance(region, CalcRegion):
+            continue
+        for offset, line in region.lines:
+            match = _CALC_IGNORE.search(line)
+            if match:
+                codes = frozenset(re.split(r"[\s,]+", match.group(1).strip())) - {""}
+                span = Span(offset + match.start(), offset + len(line))
+                found.append(Suppression(span, codes or None, offset, offset + len(line)))
+    return found
+
+
+def _unknown_codes(suppressions: list[Suppression]) -> list[Diagnostic]:
+    return [
+        make_diagnostic("M001", f"unknown diagnostic code '{code}' in a suppression comment", s.span)
+        for s in suppressions for code in sorted(s.codes or ()) if code not in CODES
+    ]  # fmt: skip
+
+
+def _suppress(diagnostics: list[Diagnostic], suppressions: list[Suppression]) -> list[Diagnostic]:
+    if not suppressions:
+        return diagnostics
+    kept = []
+    for diagnostic in diagnostics:
+        hidden = any(
+            s.start <= diagnostic.span.start <= s.end and (s.codes is None or diagnostic.code in s.codes)
+            for s in suppressions
+        )
+        if not hidden or diagnostic.code == "M001":
+            kept.append(diagnostic)
+    return kept
+
+
+def _apply_settings(diagnostics: list[Diagnostic], config: Config) -> list[Diagnostic]:
+    adjusted = []
+    for diagnostic in diagnostics:
+        if diagnostic.code in config.severity:
+            level = config.severity[diagnostic.code]
+            if level is None:
+                continue
+            diagnostic = replace(diagnostic, severity=level)
+        adjusted.append(diagnostic)
+    adjusted.sort(key=lambda d: (d.span.start, d.span.end, d.code))
+    return adjusted

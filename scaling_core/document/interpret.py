@@ -1,0 +1,335 @@
+"""Evaluate regions in document order: calc statements, code spans, claims.
+
+Holds the scope chain (top level plus the current problem's local scope) and
+turns every outcome into values, check results and diagnostics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from scaling_core.diagnostics import Diagnostic, Fix, make_diagnostic
+from scaling_core.document.prose import TRAILING_NUMBER, read_number, restyle
+from scaling_core.document.regions import CalcRegion, ClaimRegion, CodeSpanRegion
+from scaling_core.document.results import Binding, CheckResult, ValueResult
+from scaling_core.expr import syntax as ast
+from scaling_core.expr.compare import Outcome, compare, last_digit_unit
+from scaling_core.expr.evaluator import EvaluationError, Evaluator, Limits, Value, describe_unit, mismatch_message
+from scaling_core.expr.lexer import MAGNITUDE_SUFFIXES, tokenize
+from scaling_core.expr.parser import parse_chain, parse_claim_expression, parse_statements
+from scaling_core.expr.tokens import Token, TokenKind
+from scaling_core.text import Span
+from scaling_core.units.display import format_in_unit, format_magnitude, format_quantity
+from scaling_core.units.quantity import Quantity, UnitError, convert_dim
+from scaling_core.units.registry import UnitRegistry
+
+_UNKNOWN = {"N001", "N002", "N003", "N004", "N005"}
+_FLIPPED = {"<": ">", ">": "<", "≤": "≥", "≥": "≤"}
+
+
+@dataclass
+class Interpreter:
+    """Evaluates one document's regions against a scope chain."""
+
+    registry: UnitRegistry
+    text: str
+    records: dict[str, Value]
+    path: str
+    tolerance: float
+    limits: Limits
+    import_names: Callable[[ast.Import], dict[str, Binding]]
+    top: dict[str, Binding] = field(default_factory=dict)
+    local: dict[str, Binding] | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    values: list[ValueResult] = field(default_factory=list)
+    checks: list[CheckResult] = field(default_factory=list)
+    bindings: list[Binding] = field(default_factory=list)
+    problem: str | None = None
+
+    def __post_init__(self) -> None:
+        self.evaluator = Evaluator(self.registry, self.lookup, self.visible_names, self.limits)
+
+    # -- scope ---------------------------------------------------------------
+    def lookup(self, name: str) -> Value | None:
+        for scope in (self.local, self.top):
+            if scope is not None and name in scope:
+                return scope[name].value
+        return self.records.get(name)
+
+    def visible_names(self) -> list[str]:
+        return [*self.top, *(self.local or {}), *self.records]
+
+    def bind(self, name: str, value: Value, span: Span) -> None:
+        scope = self.local if self.local is not None else self.top
+        earlier = scope.get(name)
+        if earlier is not None:
+            self.diagnostics.append(make_diagnostic("N008", f"'{name}' is redefined here; later uses see this value", span))
+        binding = Binding(name, value, span, self.path)
+        scope[name] = binding
+        self.bindings.append(binding)
+
+    def source(self, span: Span) -> str:
+        """The document text of ``span``."""
+        return self.text[span.start : span.end]
+
+    # -- calc blocks ---------------------------------------------------------
+    def calc_region(self, region: CalcRegion) -> None:
+        tokens: list[Token] = []
+        depth = 0
+        for offset, line in region.lines:
+            line_tokens, problems = tokenize(line, offset)
+            self.diagnostics.extend(problems)
+            if tokens and depth == 0 and tokens[-1].kind is not TokenKind.NEWLINE:
+                tokens.append(Token(TokenKind.NEWLINE, "\n", Span(offset, offset)))
+            tokens.extend(line_tokens[:-1])
+            depth = _bracket_depth(line_tokens, depth)
+        tokens.append(Token(TokenKind.EOF, "", Span(region.span.end, region.span.end)))
+        statements, problems = parse_statements(tokens, self.is_unit)
+        self.diagnostics.extend(self.with_suggestions(d) for d in problems)
+        for statement in statements:
+            self.statement(statement)
+
+    def is_unit(self, spelling: str) -> bool:
+        return spelling in self.registry
+
+    def statement(self, statement: ast.Statement) -> None:
+        hints_before = len(self.evaluator.hints)
+        try:
+            if isinstance(statement, ast.Import):
+                for name, binding in self.import_names(statement).items():
+                    self.top[name] = binding
+            elif isinstance(statement, ast.Definition):
+                value, display = self.shown_value(statement.expr, statement.convert)
+                self.bind(statement.name, value, statement.name_span)
+                self.values.append(ValueResult(statement.span, display, _quantity(value), statement.name))
+            elif isinstance(statement, ast.Show):
+                value, display = self.shown_value(statement.expr, statement.convert)
+                self.values.append(ValueResult(statement.span, display, _quantity(value), None))
+            else:
+                self.calc_check(statement)
+        except EvaluationError as failure:
+            self.diagnostics.append(self.with_suggestions(failure.diagnostic))
+            if isinstance(statement, ast.Check):
+                self.record_skip("calc", statement.span, statement.op, self.source(statement.right.span))
+        self.diagnostics.extend(self.evaluator.hints[hints_before:])
+        del self.evaluator.hints[hints_before:]
+
+    def shown_value(self, expr: ast.Expr, convert: ast.UnitExpr | None) -> tuple[Value, str]:
+        value = self.evaluator.value(expr)
+        if not isinstance(value, Quantity):
+            return value, getattr(value, "title", "shape")
+        if convert is None:
+            return value, format_quantity(value)
+        factor, dim, label = self.evaluator.unit(convert)
+        try:
+            converted = convert_dim(value, dim)
+        except UnitError:
+            have = describe_unit(value)
+            message = f"cannot convert {format_quantity(value)} ({have}) to {convert.text}: the dimensions differ"
+            raise self.evaluator.fail("U002", message, convert.span) from None
+        shown = Quantity(converted.value, converted.dim, False, label)
+        return shown, format_in_unit(converted, factor, convert.text)
+
+    def calc_check(self, check: ast.Check) -> None:
+        left = self.evaluator.quantity(check.left)
+        right = self.evaluator.quantity(check.right)
+        ulp, unit_factor = self.literal_precision(check.right)
+        relative, absolute = self.tolerance_of(check.tolerance)
+        outcome = self.outcome(left, check.op, right, check.op_span, ulp, unit_factor, relative, absolute)
+        self.report("calc", check.span, check.op, self.source(check.right.span), outcome, check.span, None)
+
+    def tolerance_of(self, tolerance: ast.Tolerance | None) -> tuple[float | None, Quantity | None]:
+        if tolerance is None:
+            return None, None
+        if tolerance.relative is not None:
+            return tolerance.relative, None
+        assert tolerance.absolute is not None
+        return None, self.evaluator.quantity(tolerance.absolute)
+
+    def literal_precision(self, expr: ast.Expr) -> tuple[float, float]:
+        """One unit in the last printed digit of a literal claim, and its unit factor."""
+        if isinstance(expr, ast.Unary):
+            return self.literal_precision(expr.operand)
+        if isinstance(expr, ast.Number):
+            text = expr.text.rstrip("kKMBT") if expr.text[-1:] in MAGNITUDE_SUFFIXES else expr.text
+            return last_digit_unit(text) * MAGNITUDE_SUFFIXES.get(expr.text[-1:], 1.0), 1.0
+        if isinstance(expr, ast.WithUnit) and isinstance(expr.operand, (ast.Number, ast.Unary)):
+            ulp, _ = self.literal_precision(expr.operand)
+            factor, _dim, _label = self.evaluator.unit(expr.unit)
+            return ulp * factor, factor
+        return 0.0, 1.0
+
+    def outcome(
+        self, computed: Quantity, op: str, claimed: Quantity, span: Span,
+        ulp: float, unit_factor: float, relative: float | None, absolute: Quantity | None,
+    ) -> Outcome:  # fmt: skip
+        try:
+            return compare(
+                computed, op, claimed, ulp=ulp, relative_tolerance=self.tolerance,
+                explicit_relative=relative, explicit_absolute=absolute, claim_unit_factor=unit_factor,
+            )  # fmt: skip
+        except UnitError as error:
+            error.operation = "compare"
+            raise self.evaluator.fail("U001", mismatch_message(error), span) from None
+
+    # -- code spans ----------------------------------------------------------
+    def code_span(self, region: CodeSpanRegion) -> None:
+        tokens, problems = tokenize(region.text, region.content_span.start)
+        if problems:
+            return
+        if region.role:
+            statements, problems = parse_statements(tokens, self.is_unit)
+            if problems or len(statements) != 1 or not isinstance(statements[0], ast.Show):
+                self.diagnostics.extend(problems or [make_diagnostic("S001", "{calc} needs one expression", region.content_span)])
+                return
+            hints_before = len(self.evaluator.hints)
+            self.statement(statements[0])
+            if self.values and self.values[-1].span == statements[0].span:
+                last = self.values.pop()
+                self.values.append(ValueResult(region.span, last.display, last.quantity, None, inline=True))
+            del self.evaluator.hints[hints_before:]
+            return
+        links = parse_chain(tokens, self.is_unit)
+        if links is not None:
+            self.chain(region, links)
+
+    def chain(self, region: CodeSpanRegion, links: list) -> None:
+        hints_before = len(self.evaluator.hints)
+        claim_expr = links[-1].expr
+        op = "≈" if links[-1].relation == "≈" else "="
+        try:
+            claimed = self.evaluator.quantity(claim_expr)
+        except EvaluationError:
+            del self.evaluator.hints[hints_before:]
+            return
+        ulp, unit_factor = self.literal_precision(claim_expr)
+        evaluated: list[tuple[ast.Expr, Quantity]] = []
+        errors: list[Diagnostic] = []
+        for link in links[:-1]:
+            try:
+                evaluated.append((link.expr, self.evaluator.quantity(link.expr)))
+            except EvaluationError as failure:
+                if failure.diagnostic.code not in _UNKNOWN:
+                    errors.append(failure.diagnostic)
+        del self.evaluator.hints[hints_before:]
+        if not any(isinstance(expr, ast.Binary) for expr, _ in evaluated) and not errors:
+            return
+        self.diagnostics.extend(errors)
+        for expr, value in evaluated:
+            try:
+                outcome = self.outcome(value, op, claimed, region.content_span, ulp, unit_factor, None, None)
+            except EvaluationError as failure:
+                self.diagnostics.append(failure.diagnostic)
+                continue
+            span = Span(expr.span.start, claim_expr.span.end)
+            self.report("code", span, op, self.source(claim_expr.span), outcome, claim_expr.span, self.source(expr.span))
+
+    # -- prose claims --------------------------------------------------------
+    def claim(self, region: ClaimRegion) -> None:
+        tokens, problems = tokenize(region.expr_text, region.expr_offset)
+        expr, tolerance, problem = parse_claim_expression(tokens, self.is_unit)
+        if problems or problem:
+            self.diagnostics.extend(self.with_suggestions(d) for d in (problems or [problem]))  # type: ignore[list-item]
+            return
+        assert expr is not None
+        hints_before = len(self.evaluator.hints)
+        try:
+            claimed, ulp, factor = self.prose_quantity(region)
+            computed = self.evaluator.quantity(expr)
+            relative, absolute = self.tolerance_of(tolerance)
+            op = _FLIPPED.get(region.op, region.op)
+            op = {"~=": "≈", "<=": "≤", ">=": "≥"}.get(op, op)
+            outcome = self.outcome(computed, op, claimed, region.number_span, ulp, factor, relative, absolute)
+        except EvaluationError as failure:
+            self.diagnostics.append(self.with_suggestions(failure.diagnostic))
+            self.record_skip("claim", region.number_span, region.op, region.number_text)
+        else:
+            self.report("claim", region.number_span, region.op, region.number_text, outcome, region.number_span, None)
+        self.diagnostics.extend(self.evaluator.hints[hints_before:])
+        del self.evaluator.hints[hints_before:]
+
+    def prose_quantity(self, region: ClaimRegion) -> tuple[Quantity, float, float]:
+        match = TRAILING_NUMBER.search(region.number_text)
+        assert match is not None
+        number = read_number(match)
+        factor, dim, label = 1.0, 0, None
+        if number.unit:
+            assert region.unit_span is not None
+            parts = number.unit.split("/")
+            for position, spelling in enumerate(parts):
+                unit = self.registry.lookup(spelling)
+                if unit is None:
+                    raise self.evaluator.fail("N002", f"unknown unit '{spelling}' in the claim", region.unit_span)
+                sign = 1 if position == 0 else -1
+                factor *= unit.factor**sign
+                dim += unit.dim * sign
+                label = label or unit.count_label
+        free = dim == 0
+        return Quantity(number.value * factor, dim, free, label), number.ulp * factor, factor
+
+    # -- reporting -----------------------------------------------------------
+    def report(self, kind: str, span: Span, op: str, claim: str, outcome: Outcome, at: Span, left: str | None) -> None:
+        computed = format_quantity(outcome.computed, 4)
+        status = "pass" if outcome.passed else ("warn" if outcome.implied else "fail")
+        subject = f"'{left}' is {computed}" if left else f"computed {computed}"
+        if status == "pass":
+            message = f"{subject}; claim {claim} holds"
+        elif status == "warn":
+            plain = format_magnitude(outcome.computed.value, 1.0, 4)
+            what = f"'{left}' is {plain}" if left else f"computed {plain}"
+            if outcome.unannotated:
+                what += " with no unit"
+            message = f"{what}: it matches the claim {claim} only if read as {outcome.implied}; write the unit"
+            self.diagnostics.append(make_diagnostic("U005", message, at))
+        else:
+            allowed = format_quantity(Quantity(float(np.max(outcome.allowance)), outcome.claimed.dim), 2)
+            tolerance = f" (tolerance ±{allowed})" if op in ("=", "==", "≈", "~=") else ""
+            message = f"{subject}, not {op} {claim}{tolerance}"
+            notes = (f"off by {outcome.slip}",) if outcome.slip else ()
+            fixes = self.fixes(kind, claim, outcome, at)
+            self.diagnostics.append(make_diagnostic("C001", "check failed: " + message, at, notes=notes, fixes=fixes))
+        self.checks.append(CheckResult(kind, span, status, op, claim, outcome.computed, computed, message, self.problem))
+
+    def fixes(self, kind: str, claim: str, outcome: Outcome, at: Span) -> tuple[Fix, ...]:
+        if kind != "claim" or isinstance(outcome.computed.value, np.ndarray):
+            return ()
+        match = TRAILING_NUMBER.search(claim)
+        if match is None:
+            return ()
+        number = read_number(match)
+        scale = outcome.claimed.value / number.value if number.value else 1.0
+        if not scale:
+            return ()
+        text = restyle(float(outcome.computed.value) / scale, match.group("num") + (match.group("exp") or ""))
+        replacement = text + claim[match.end("exp") if match.group("exp") else match.end("num") :]
+        return (Fix(f"Replace {claim} with {replacement}", at, replacement),)
+
+    def record_skip(self, kind: str, span: Span, op: str, claim: str) -> None:
+        self.checks.append(CheckResult(kind, span, "skip", op, claim, None, "", "not evaluated", self.problem))
+
+    def with_suggestions(self, diagnostic: Diagnostic) -> Diagnostic:
+        """Add a did-you-mean note to unknown-unit diagnostics from the parser."""
+        if diagnostic.code != "N002" or diagnostic.notes:
+            return diagnostic
+        spelling = diagnostic.message.split("'")[1] if "'" in diagnostic.message else ""
+        suggestions = self.registry.suggest(spelling)
+        if not suggestions:
+            return diagnostic
+        note = "did you mean " + " or ".join(f"'{s}'" for s in suggestions) + "? (or a missing '*')"
+        return make_diagnostic(diagnostic.code, diagnostic.message, diagnostic.span, notes=(note,))
+
+
+def _bracket_depth(tokens: list[Token], depth: int) -> int:
+    for token in tokens:
+        if token.kind in (TokenKind.LPAREN, TokenKind.LBRACKET):
+            depth += 1
+        elif token.kind in (TokenKind.RPAREN, TokenKind.RBRACKET):
+            depth = max(depth - 1, 0)
+    return depth
+
+
+def _quantity(value: Value) -> Quantity | None:
+    return value if isinstance(value, Quantity) else None

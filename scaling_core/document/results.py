@@ -1,0 +1,81 @@
+"""What an analysis reports: values, checks, problems, bindings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from scaling_core.diagnostics import Diagnostic
+from scaling_core.expr.evaluator import Value
+from scaling_core.text import LineIndex, Span
+from scaling_core.units.quantity import Quantity
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A name's definition: value, where it is defined, and in which file."""
+
+    name: str
+    value: Value
+    span: Span
+    path: str
+
+
+@dataclass(frozen=True)
+class ValueResult:
+    """A value shown in the margin (after a statement or an inline expression)."""
+
+    span: Span
+    display: str
+    quantity: Quantity | None
+    name: str | None
+    inline: bool = False
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One check: a calc check, a checked code span or a prose claim."""
+
+    kind: str  # "calc", "code" or "claim"
+    span: Span
+    status: str  # "pass", "fail", "warn" or "skip"
+    op: str
+    claim: str
+    computed: Quantity | None
+    computed_display: str
+    message: str
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class ProblemResult:
+    """A problem's verdict."""
+
+    ident: str
+    title: str
+    span: Span
+    title_span: Span
+    status: str  # "pass", "fail" or "untested"
+    passed: int
+    failed: int
+    total: int
+
+
+@dataclass
+class DocumentAnalysis:
+    """Everything the engine knows about one draft."""
+
+    path: str
+    text: str
+    index: LineIndex
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    values: list[ValueResult] = field(default_factory=list)
+    checks: list[CheckResult] = field(default_factory=list)
+    problems: list[ProblemResult] = field(default_factory=list)
+    #: Top-level names visible to importers, in definition order.
+    exports: dict[str, Binding] = field(default_factory=dict)
+    #: Every definition, including problem-local ones (for symbols and hover).
+    bindings: list[Binding] = field(default_factory=list)
+
+    def line(self, offset: int) -> int:
+        """1-based line of an offset."""
+        return self.index.position(offset)[0] + 1

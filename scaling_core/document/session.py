@@ -1,0 +1,59 @@
+"""A calculator session: calc statements one at a time (``margin eval`` and the REPL)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from scaling_core.config import Config
+from scaling_core.diagnostics import Diagnostic
+from scaling_core.document.analysis import hardware_records
+from scaling_core.document.interpret import Interpreter
+from scaling_core.document.regions import CalcRegion
+from scaling_core.document.results import Binding, ValueResult
+from scaling_core.expr import syntax as ast
+from scaling_core.expr.evaluator import EvaluationError, Limits
+from scaling_core.diagnostics import make_diagnostic
+from scaling_core.text import Span
+from scaling_core.units.registry import default_registry
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The outcome of one line: its value (if any), check verdicts and diagnostics."""
+
+    text: str
+    value: ValueResult | None
+    checks: list
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+class CalcSession:
+    """Keeps definitions between lines, like a REPL."""
+
+    def __init__(self, config: Config | None = None) -> None:
+        config = config or Config()
+        self._interpreter = Interpreter(
+            default_registry(), "", hardware_records(config), "<eval>", config.tolerance,
+            Limits(max_array_elements=config.max_array_elements), self._no_imports,
+        )  # fmt: skip
+
+    @staticmethod
+    def _no_imports(statement: ast.Import) -> dict[str, Binding]:
+        raise EvaluationError(make_diagnostic("N006", "imports are not available in eval", statement.path_span))
+
+    def run(self, text: str) -> Evaluation:
+        """Evaluate one or more statements; spans are offsets into ``text``."""
+        interpreter = self._interpreter
+        interpreter.text = text
+        marks = (len(interpreter.values), len(interpreter.checks), len(interpreter.diagnostics))
+        lines, offset = [], 0
+        for line in text.split("\n"):
+            lines.append((offset, line))
+            offset += len(line) + 1
+        interpreter.calc_region(CalcRegion(Span(0, len(text)), tuple(lines), hidden=True))
+        values = interpreter.values[marks[0] :]
+        checks = interpreter.checks[marks[1] :]
+        last = values[-1] if values else None
+        if last is not None and checks and checks[-1].span.start > last.span.start:
+            last = None
+        return Evaluation(text, last, checks, interpreter.diagnostics[marks[2] :])

@@ -1,0 +1,167 @@
+"""Check semantics: comparisons with the tolerance policy of SPEC §2.6.
+
+* ``=``/``==`` pass within one unit in the claim's last printed digit
+  (rounding or truncation): ``188us`` allows ±1 µs, ``1.7e7`` ±1e6.
+* ``≈`` passes within max(that, the relative tolerance, default 5%).
+* ``± 5%`` / ``± 2 ms`` are explicit.
+* ``< ≤ > ≥`` compare exactly.  Sweeps must hold for every element.
+
+When a unitless side misses its claim but would match if read with a prefix
+the author did not write (``8960 * 96 = 860TB``: the 96 was GB), or the claim's
+decimal prefix read as binary matches (``160kB`` meaning KiB), the outcome is
+a warning naming the implied unit, neither a pass nor a failure.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from scaling_core.units import dimension
+from scaling_core.units.quantity import Quantity, unify
+
+_MANTISSA = re.compile(r"^[+-]?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?")
+_EQUALITY = ("=", "==", "≈")
+_DECIMAL_NAMES = {1: "k", 2: "M", 3: "G", 4: "T", 5: "P", -1: "m", -2: "µ", -3: "n"}
+_BINARY_NAMES = {1: "Ki", 2: "Mi", 3: "Gi", 4: "Ti", 5: "Pi"}
+_BASE_SYMBOL = {
+    dimension.pack({"information": 1}): "B",
+    dimension.pack({"time": 1}): "s",
+    dimension.pack({"computation": 1}): "FLOP",
+    dimension.pack({"information": 1, "time": -1}): "B/s",
+    dimension.pack({"computation": 1, "time": -1}): "FLOP/s",
+}
+#: Ratios that betray a classic slip, with what they usually mean.
+_SLIPS = (
+    (2.0, "a factor of 2 (keys and values? one-way vs bidirectional? bf16 bytes?)"),
+    (1000.0, "a factor of 1000 (a unit prefix slip?)"),
+    (1e6, "a factor of a million (a unit prefix slip?)"),
+    (3600.0, "a factor of 3600 (seconds vs hours?)"),
+    (1024.0, "a factor of 1024 (binary vs decimal prefix?)"),
+    (8.0, "a factor of 8 (bits vs bytes?)"),
+    (60.0, "a factor of 60 (seconds vs minutes?)"),
+    (24.0, "a factor of 24 (hours vs days?)"),
+)
+
+
+def last_digit_unit(text: str) -> float:
+    """The value of one unit in the last printed digit of a number's text.
+
+    ``188`` -> 1, ``1.7e7`` -> 1e6, ``0.91`` -> 0.01, ``32,000`` -> 1.
+    Magnitude suffixes and units are applied by the caller.
+    """
+    match = _MANTISSA.match(text.replace(",", "").replace("_", ""))
+    if not match:
+        return 0.0
+    decimals = len(match.group(2) or "")
+    exponent = int(match.group(3) or 0)
+    return 10.0 ** (exponent - decimals)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The result of one check."""
+
+    passed: bool
+    #: Set when the check only holds with a prefix the author did not write.
+    implied: str | None
+    computed: Quantity
+    claimed: Quantity
+    allowance: float
+    slip: str | None
+    #: The computed side carried no unit of its own (its unit was inferred).
+    unannotated: bool = False
+
+
+def compare(
+    computed: Quantity,
+    op: str,
+    claimed: Quantity,
+    *,
+    ulp: float,
+    relative_tolerance: float,
+    explicit_relative: float | None = None,
+    explicit_absolute: Quantity | None = None,
+    claim_unit_factor: float = 1.0,
+) -> Outcome:
+    """Compare ``computed OP claimed``; raises UnitError when units conflict.
+
+    ``ulp`` is one unit in the claim's last printed digit, in SI base units.
+    """
+    dim, _free = unify(computed, claimed, "compare")
+    unannotated = computed.free
+    computed = Quantity(computed.value, dim, computed.free and claimed.free, computed.label)
+    claimed = Quantity(claimed.value, dim, claimed.free, claimed.label)
+    allowance = _allowance(op, claimed, ulp, relative_tolerance, explicit_relative, explicit_absolute)
+    passed = _holds(computed.value, op, claimed.value, allowance)
+    implied = None
+    slip = None
+    if not passed and op in _EQUALITY:
+        implied = _implied_prefix(computed, unannotated, claimed, op, allowance, dim, claim_unit_factor)
+        slip = _slip(computed.value, claimed.value)
+    return Outcome(passed, implied, computed, claimed, allowance, slip, unannotated)
+
+
+def _allowance(
+    op: str,
+    claimed: Quantity,
+    ulp: float,
+    relative_tolerance: float,
+    explicit_relative: float | None,
+    explicit_absolute: Quantity | None,
+) -> object:
+    reference = np.abs(np.asarray(claimed.value, dtype=np.float64))
+    if explicit_absolute is not None:
+        unify(explicit_absolute, claimed, "compare")
+        return abs(explicit_absolute.value)
+    if explicit_relative is not None:
+        return explicit_relative * reference
+    exact = np.maximum(ulp, 1e-9 * reference)
+    if op == "≈":
+        return np.maximum(exact, relative_tolerance * reference)
+    return exact
+
+
+def _holds(left: object, op: str, right: object, allowance: object) -> bool:
+    a = np.asarray(left, dtype=np.float64)
+    b = np.asarray(right, dtype=np.float64)
+    if op in _EQUALITY:
+        slack = np.asarray(allowance) * (1 + 1e-9) + 1e-300
+        return bool(np.all(np.abs(a - b) <= slack))
+    results = {"<": a < b, "≤": a <= b, ">": a > b, "≥": a >= b}
+    return bool(np.all(results[op]))
+
+
+def _implied_prefix(
+    computed: Quantity, unannotated: bool, claimed: Quantity, op: str, allowance: object, dim: int, claim_factor: float
+) -> str | None:
+    symbol = _BASE_SYMBOL.get(dim)
+    if unannotated and symbol:
+        for power in (1, 2, 3, 4, -1, -2, -3):
+            for base, names in ((1000.0, _DECIMAL_NAMES), (1024.0, _BINARY_NAMES)):
+                if power not in names:
+                    continue
+                scaled = np.asarray(computed.value) * base**power
+                if _holds(scaled, op, claimed.value, allowance):
+                    return f"{names[power]}{symbol}"
+    if symbol in ("B", "B/s"):
+        for power, name in _BINARY_NAMES.items():
+            if abs(claim_factor / 1000.0**power - 1) < 1e-9:
+                rescaled = np.asarray(claimed.value) * 1.024**power
+                if _holds(computed.value, op, rescaled, np.asarray(allowance) * 1.024**power):
+                    return f"{name}{symbol} (the claim's {_DECIMAL_NAMES[power]}{symbol} read as binary)"
+    return None
+
+
+def _slip(computed: object, claimed: object) -> str | None:
+    a = float(np.median(np.abs(np.atleast_1d(computed))))
+    b = float(np.median(np.abs(np.atleast_1d(claimed))))
+    if a == 0 or b == 0:
+        return None
+    ratio = max(a, b) / min(a, b)
+    for factor, meaning in _SLIPS:
+        if abs(ratio / factor - 1) < 0.06:
+            return meaning
+    return None

@@ -1,0 +1,286 @@
+"""The bounded evaluator: syntax tree -> value, every failure a diagnostic.
+
+No Python ``eval``: each node kind has one method, names resolve through a
+lookup function given by the caller, fields exist only on records and
+shapes, and functions come from an allow-list (``functions.py``).  Limits
+(array elements, nesting) live on :class:`Limits`; float64 overflow, division
+by zero and domain errors are caught and reported at the exact span.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from scaling_core.diagnostics import Diagnostic, make_diagnostic
+from scaling_core.expr import syntax as ast
+from scaling_core.expr.parser import DTYPE_BYTES
+from scaling_core.hardware.catalog import Record
+from scaling_core.text import Span
+from scaling_core.units import dimension
+from scaling_core.units.display import format_quantity
+from scaling_core.units.quantity import Quantity, UnitError, scalar
+from scaling_core.units.registry import Unit, UnitRegistry
+
+_BYTES_DIM = dimension.pack({"information": 1})
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Evaluation bounds; every evaluation obeys them."""
+
+    max_array_elements: int = 1_000_000
+
+
+@dataclass(frozen=True)
+class ShapeValue:
+    """The value of ``bf16[8, 128, 8192]``: fields ``bytes``, ``size``, ``bits``."""
+
+    dtype: str
+    dims: tuple[float, ...]
+
+    def fields(self) -> dict[str, Quantity]:
+        """The shape's fields as quantities."""
+        size = math.prod(self.dims)
+        nbytes = size * DTYPE_BYTES[self.dtype]
+        return {
+            "size": Quantity(float(size), 0, True, "element"),
+            "bytes": Quantity(float(nbytes), _BYTES_DIM),
+            "bits": Quantity(float(nbytes), _BYTES_DIM),
+        }
+
+
+Value = Quantity | Record | ShapeValue
+
+
+class EvaluationError(Exception):
+    """Stops evaluation of one statement; carries the diagnostic."""
+
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+def describe_unit(quantity: Quantity) -> str:
+    """A unit's name for messages: ``byte·s/FLOP``, or ``no unit``."""
+    name = dimension.base_unit_name(quantity.dim)
+    return name if name else "no unit"
+
+
+def mismatch_message(error: UnitError) -> str:
+    """A message naming both units and the likely fix."""
+    left, right = describe_unit(error.left), describe_unit(error.right)
+    verbs = {"add": "add", "subtract": "subtract", "compare": "compare", "convert": "convert"}
+    if error.operation == "convert":
+        return f"cannot convert {format_quantity(error.left)} ({left}) to {right}: the dimensions differ"
+    if error.operation == "power":
+        return f"cannot raise {left} to a fractional power that leaves a fractional unit"
+    verb = verbs.get(error.operation, error.operation)
+    hint = _likely_fix(error.left.dim, error.right.dim)
+    return f"cannot {verb} {left} and {right}" + (f"; {hint}" if hint else "")
+
+
+def _likely_fix(left: int, right: int) -> str:
+    """Suggest the factor that would reconcile two dimensions."""
+    needed = dimension.base_unit_name(right - left)
+    if not needed:
+        return ""
+    if needed.startswith("1/"):
+        return f"divide the left side by a quantity in {needed[2:]}, or drop a stray factor"
+    return f"multiply the left side by a quantity in {needed}, or drop a stray factor"
+
+
+@dataclass
+class Evaluator:
+    """Evaluates expressions against a name lookup; collects hints on the way."""
+
+    registry: UnitRegistry
+    lookup: Callable[[str], Value | None]
+    visible_names: Callable[[], list[str]]
+    limits: Limits = field(default_factory=Limits)
+    hints: list[Diagnostic] = field(default_factory=list)
+
+    def fail(self, code: str, message: str, span: Span, notes: tuple[str, ...] = ()) -> EvaluationError:
+        return EvaluationError(make_diagnostic(code, message, span, notes=notes))
+
+    def quantity(self, expr: ast.Expr) -> Quantity:
+        """Evaluate ``expr`` and require a quantity (not a record)."""
+        value = self.value(expr)
+        if not isinstance(value, Quantity):
+            kind = "a shape" if isinstance(value, ShapeValue) else f"the record '{value.name}'"
+            fields = sorted(value.fields()) if isinstance(value, ShapeValue) else sorted(value.fields)
+            raise self.fail(
+                "U006", f"{kind} is not a number; use one of its fields: {', '.join(fields)}", expr.span
+            )
+        return value
+
+    def value(self, expr: ast.Expr) -> Value:
+        """Evaluate any expression."""
+        method = getattr(self, "_eval_" + type(expr).__name__)
+        try:
+            with np.errstate(all="ignore"):
+                result = method(expr)
+        except UnitError as error:
+            span = expr.op_span if isinstance(expr, ast.Binary) else expr.span
+            code = "U006" if error.operation == "power" else "U001"
+            raise self.fail(code, mismatch_message(error), span) from None
+        except OverflowError:
+            raise self.fail("E002", "the result overflows float64 (beyond about 1.8e308)", expr.span) from None
+        except RecursionError:
+            raise self.fail("E003", "expression nested too deeply", expr.span) from None
+        if isinstance(result, Quantity) and not _is_finite(result.value):
+            raise self.fail("E002", "the result is not a finite number (overflow or invalid operation)", expr.span)
+        return result
+
+    # -- nodes ---------------------------------------------------------------
+    def _eval_Number(self, node: ast.Number) -> Quantity:
+        return scalar(node.value)
+
+    def _eval_Name(self, node: ast.Name) -> Value:
+        found = self.lookup(node.name)
+        if found is not None:
+            return found
+        unit = self.registry.lookup(node.name)
+        if unit is not None and (len(node.name) > 1 or node.name in ("s", "h")):
+            return Quantity(unit.factor, unit.dim, False, unit.count_label)
+        suggestions = _did_you_mean(node.name, self.visible_names())
+        notes = (f"did you mean {suggestions}?",) if suggestions else ()
+        raise self.fail("N001", f"unknown name '{node.name}'", node.span, notes)
+
+    def _eval_WithUnit(self, node: ast.WithUnit) -> Quantity:
+        operand = self.quantity(node.operand)
+        factor, dim, label = self.unit(node.unit)
+        if operand.dim and not operand.free:
+            raise self.fail("U006", f"'{node.unit.text}' follows a value that already has a unit", node.unit.span)
+        return Quantity(operand.value * factor, operand.dim + dim, operand.free and dim == 0, label)
+
+    def unit(self, unit: ast.UnitExpr) -> tuple[float, int, str | None]:
+        """The factor, dimension and count label of a unit expression."""
+        factor, dim, label = 1.0, 0, None
+        for part in unit.factors:
+            found = self._unit_of(part)
+            factor *= found.factor**part.exponent
+            dim += found.dim * part.exponent
+            if found.count_label and part.exponent > 0:
+                label = found.count_label
+        return factor, dim, label
+
+    def _unit_of(self, part: ast.UnitFactor) -> Unit:
+        found = self.registry.lookup(part.spelling)
+        if found is None:
+            suggestions = _did_you_mean(part.spelling, self.registry.spellings())
+            notes = (f"did you mean {suggestions}?",) if suggestions else ()
+            raise self.fail("N002", f"unknown unit '{part.spelling}'", part.span, notes)
+        if found.hint == "U003":
+            self.hints.append(make_diagnostic("U003", f"'{part.spelling}' is read as a rate (FLOP/s)", part.span))
+        if part.spelling == "B":
+            self.hints.append(make_diagnostic("U004", "'B' after a number is read as bytes", part.span))
+        return found
+
+    def _eval_Unary(self, node: ast.Unary) -> Quantity:
+        operand = self.quantity(node.operand)
+        return -operand if node.op == "-" else operand
+
+    def _eval_Binary(self, node: ast.Binary) -> Quantity:
+        left = self.quantity(node.left)
+        right = self.quantity(node.right)
+        try:
+            if node.op == "+":
+                return left + right
+            if node.op == "-":
+                return left - right
+            if node.op == "*":
+                return left * right
+            if node.op == "/":
+                if np.any(np.asarray(right.value) == 0):
+                    raise self.fail("E001", "division by zero", node.right.span)
+                return left / right
+            return self._power(node, left, right)
+        except ValueError:
+            raise self.fail("E005", _length_message(left, right), node.op_span) from None
+
+    def _power(self, node: ast.Binary, base: Quantity, exponent: Quantity) -> Quantity:
+        if exponent.dim and not exponent.free:
+            raise self.fail("U006", f"an exponent must have no unit, not {describe_unit(exponent)}", node.right.span)
+        if isinstance(exponent.value, np.ndarray):
+            if base.dim:
+                raise self.fail("U006", "a quantity with a unit needs a single exponent, not a sweep", node.right.span)
+            return Quantity(np.power(base.value, exponent.value), 0, base.free, None)
+        power = float(exponent.value)
+        if base.dim and abs(power) > dimension.MAX_EXPONENT:
+            raise self.fail("E003", f"unit exponent {power:g} is beyond ±{dimension.MAX_EXPONENT}", node.right.span)
+        if not isinstance(base.value, np.ndarray) and base.value < 0 and not power.is_integer():
+            raise self.fail("E004", "a negative number to a fractional power", node.span)
+        return base.power(power)
+
+    def _eval_Call(self, node: ast.Call) -> Value:
+        from scaling_core.expr.functions import call_builtin
+
+        return call_builtin(self, node)
+
+    def _eval_Field(self, node: ast.Field) -> Quantity:
+        target = self.value(node.target)
+        if isinstance(target, Record):
+            fields = target.fields
+            owner = f"'{target.name}'"
+        elif isinstance(target, ShapeValue):
+            fields = target.fields()
+            owner = "a shape"
+        else:
+            raise self.fail("N003", f"a number has no field '{node.name}'", node.name_span)
+        if node.name not in fields:
+            suggestions = _did_you_mean(node.name, list(fields))
+            notes = (f"did you mean {suggestions}?",) if suggestions else (f"fields: {', '.join(sorted(fields))}",)
+            raise self.fail("N003", f"{owner} has no field '{node.name}'", node.name_span, notes)
+        return fields[node.name]
+
+    def _eval_ListExpr(self, node: ast.ListExpr) -> Quantity:
+        if not node.items:
+            raise self.fail("S001", "an empty list has no value", node.span)
+        items = [self.quantity(item) for item in node.items]
+        first = items[0]
+        dim, free = first.dim, first.free
+        for item, expr in zip(items[1:], node.items[1:]):
+            if item.dim != dim and not (item.free or free):
+                raise self.fail("U001", f"list items have different units: {describe_unit(first)} and {describe_unit(item)}", expr.span)
+            if not item.free:
+                dim, free = item.dim, False
+        values = [v for item in items for v in np.atleast_1d(item.value)]
+        return self.array(values, dim, free, first.label, node.span)
+
+    def array(self, values: object, dim: int, free: bool, label: str | None, span: Span) -> Quantity:
+        """Build a sweep value, within the element limit."""
+        array = np.asarray(values, dtype=np.float64)
+        if array.size > self.limits.max_array_elements:
+            raise self.fail("E003", f"a sweep of {array.size:,} elements exceeds the limit of {self.limits.max_array_elements:,}", span)
+        return Quantity(array, dim, free, label)
+
+    def _eval_Shape(self, node: ast.Shape) -> ShapeValue:
+        dims = []
+        for expr in node.dims:
+            value = self.quantity(expr)
+            if value.dim or isinstance(value.value, np.ndarray) or value.value < 0 or not float(value.value).is_integer():
+                raise self.fail("U006", "a shape's dimensions must be non-negative whole numbers", expr.span)
+            dims.append(float(value.value))
+        return ShapeValue(node.dtype, tuple(dims))
+
+
+def _is_finite(value: object) -> bool:
+    if isinstance(value, np.ndarray):
+        return bool(np.all(np.isfinite(value)))
+    return math.isfinite(value)  # type: ignore[arg-type]
+
+
+def _length_message(left: Quantity, right: Quantity) -> str:
+    sizes = [np.size(left.value), np.size(right.value)]
+    return f"sweeps of different lengths ({sizes[0]} and {sizes[1]}) cannot be combined element by element"
+
+
+def _did_you_mean(name: str, candidates: list[str]) -> str:
+    import difflib
+
+    matches = difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
+    return " or ".join(f"'{m}'" for m in matches)

@@ -1,0 +1,371 @@
+"""The calc-language parser: tokens -> statements plus diagnostics, with recovery.
+
+Grammar (one statement per line; newlines inside brackets are ignored)::
+
+    statement  = import | definition | show | check
+    import     = "import" STRING
+    definition = NAME "=" expr [convert]
+    show       = expr [convert]
+    check      = expr COMPARE expr [tolerance]
+    convert    = ("->" | "→") unit
+    tolerance  = ("±" | "+-") expr            # "5%" is relative, "2 ms" absolute
+    expr       = term (("+" | "-") term)*
+    term       = unary (("*" | "×" | "/" | "÷") unary)*
+    unary      = ("-" | "+") unary | with_unit
+    with_unit  = power [unit]                  # a unit only after a number, ")" or "]"
+    power      = postfix [("**" | "^") exponent | SUPERSCRIPT]
+    exponent   = ("-" | "+") exponent | power
+    postfix    = primary ("." NAME | "(" [args] ")")*
+    primary    = NUMBER | NAME | DTYPE "[" args "]" | "(" expr ")" | "[" [args] "]"
+    args       = expr ("," expr)* [","]
+    unit       = factor (("/" | "·") factor)*  # "/" and "·" written without spaces
+    factor     = (UNIT | "%") [("^" | "**") ["-"] NUMBER | SUPERSCRIPT]
+    COMPARE    = "≈" | "~=" | "==" | "<" | "<=" | ">" | ">=" | "≤" | "≥"
+
+A statement that fails to parse yields one S001 diagnostic at the offending
+token and parsing resumes at the next line, so one typo hides nothing else.
+Code spans use :func:`parse_chain`: ``expr (("=" | "≈") expr)+``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from scaling_core.diagnostics import Diagnostic, make_diagnostic
+from scaling_core.expr import syntax as ast
+from scaling_core.expr.tokens import Token, TokenKind
+from scaling_core.text import Span
+
+#: Dtype names accepted in shape literals, with their size in bytes.
+DTYPE_BYTES: dict[str, float] = {
+    "f64": 8, "fp64": 8, "float64": 8,
+    "f32": 4, "fp32": 4, "float32": 4, "tf32": 4, "int32": 4, "i32": 4,
+    "bf16": 2, "bfloat16": 2, "f16": 2, "fp16": 2, "float16": 2, "int16": 2,
+    "fp8": 1, "f8": 1, "e4m3": 1, "e5m2": 1, "int8": 1, "i8": 1, "uint8": 1,
+    "int4": 0.5, "i4": 0.5, "fp4": 0.5, "nf4": 0.5,
+}  # fmt: skip
+
+MAX_DEPTH = 64
+_UNIT_FOLLOWERS = {TokenKind.NUMBER, TokenKind.RPAREN, TokenKind.RBRACKET}
+
+
+class _ParseError(Exception):
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+@dataclass(frozen=True, slots=True)
+class ChainLink:
+    """One expression of a code-span chain and the relation before it."""
+
+    expr: ast.Expr
+    relation: str  # "" for the first link, else "=" or "≈"
+
+
+class Parser:
+    """Recursive-descent parser over one token list."""
+
+    def __init__(self, tokens: list[Token], is_unit: Callable[[str], bool]) -> None:
+        self.tokens = tokens
+        self.pos = 0
+        self.is_unit = is_unit
+        self.depth = 0
+
+    # -- token helpers -------------------------------------------------------
+    @property
+    def current(self) -> Token:
+        return self.tokens[self.pos]
+
+    def peek(self, ahead: int = 1) -> Token:
+        return self.tokens[min(self.pos + ahead, len(self.tokens) - 1)]
+
+    def advance(self) -> Token:
+        token = self.tokens[self.pos]
+        if token.kind is not TokenKind.EOF:
+            self.pos += 1
+        return token
+
+    def at(self, *kinds: TokenKind) -> bool:
+        return self.current.kind in kinds
+
+    def expect(self, kind: TokenKind, what: str) -> Token:
+        if self.current.kind is not kind:
+            raise self.error(f"expected {what}, found {self.describe(self.current)}")
+        return self.advance()
+
+    def error(self, message: str, span: Span | None = None) -> _ParseError:
+        return _ParseError(make_diagnostic("S001", message, span or self.current.span))
+
+    @staticmethod
+    def describe(token: Token) -> str:
+        if token.kind in (TokenKind.EOF, TokenKind.NEWLINE):
+            return token.kind.value
+        return f"'{token.text}'"
+
+    def at_statement_end(self) -> bool:
+        return self.at(TokenKind.NEWLINE, TokenKind.EOF)
+
+    # -- statements ----------------------------------------------------------
+    def statements(self) -> tuple[list[ast.Statement], list[Diagnostic]]:
+        """Parse every statement, recovering at line ends."""
+        statements: list[ast.Statement] = []
+        diagnostics: list[Diagnostic] = []
+        while not self.at(TokenKind.EOF):
+            if self.at(TokenKind.NEWLINE):
+                self.advance()
+                continue
+            try:
+                statements.append(self.statement())
+                if not self.at_statement_end():
+                    raise self.error(f"unexpected {self.describe(self.current)} after the statement")
+            except _ParseError as failure:
+                diagnostics.append(failure.diagnostic)
+                while not self.at_statement_end():
+                    self.advance()
+        return statements, diagnostics
+
+    def statement(self) -> ast.Statement:
+        start = self.current.span.start
+        if self.current.kind is TokenKind.IDENT and self.current.text == "import" and self.peek().kind is TokenKind.STRING:
+            self.advance()
+            path = self.advance()
+            return ast.Import(path.text, Span(start, path.span.end), path.span)
+        if self.current.kind is TokenKind.IDENT and self.peek().kind is TokenKind.ASSIGN:
+            name = self.advance()
+            self.advance()
+            expr = self.expression()
+            convert = self.convert()
+            return ast.Definition(name.text, name.span, expr, convert, Span(start, self.last_end()))
+        left = self.expression()
+        if self.at(TokenKind.COMPARE):
+            op = self.advance()
+            right = self.expression()
+            tolerance = self.tolerance()
+            return ast.Check(left, _normal_op(op.text), right, tolerance, Span(start, self.last_end()), op.span)
+        if self.at(TokenKind.ASSIGN):
+            raise self.error("'=' defines a name; to check a value write '==' or '≈'")
+        convert = self.convert()
+        return ast.Show(left, convert, Span(start, self.last_end()))
+
+    def last_end(self) -> int:
+        return self.tokens[self.pos - 1].span.end if self.pos else self.current.span.start
+
+    def convert(self) -> ast.UnitExpr | None:
+        if not self.at(TokenKind.ARROW):
+            return None
+        self.advance()
+        if not self.at(TokenKind.IDENT, TokenKind.PERCENT):
+            raise self.error(f"expected a unit after '->', found {self.describe(self.current)}")
+        return self.unit(require_known=False)
+
+    def tolerance(self) -> ast.Tolerance | None:
+        if not self.at(TokenKind.PLUSMINUS):
+            return None
+        start = self.advance().span.start
+        expr = self.expression()
+        span = Span(start, self.last_end())
+        if isinstance(expr, ast.WithUnit) and isinstance(expr.operand, ast.Number):
+            factors = expr.unit.factors
+            if len(factors) == 1 and factors[0].spelling in ("%", "percent") and factors[0].exponent == 1:
+                return ast.Tolerance(span, relative=expr.operand.value / 100)
+        return ast.Tolerance(span, absolute=expr)
+
+    def chain(self) -> list[ChainLink]:
+        """``expr (("=" | "≈") expr)+`` for checked code spans."""
+        links = [ChainLink(self.expression(), "")]
+        while self.at(TokenKind.ASSIGN) or (self.at(TokenKind.COMPARE) and self.current.text in ("≈", "~=")):
+            relation = "=" if self.advance().kind is TokenKind.ASSIGN else "≈"
+            links.append(ChainLink(self.expression(), relation))
+        if not self.at(TokenKind.EOF):
+            raise self.error(f"unexpected {self.describe(self.current)}")
+        return links
+
+    # -- expressions ---------------------------------------------------------
+    def expression(self) -> ast.Expr:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise _ParseError(
+                make_diagnostic("E003", f"expression nested more than {MAX_DEPTH} deep", self.current.span)
+            )
+        try:
+            left = self.term()
+            while self.at(TokenKind.PLUS, TokenKind.MINUS):
+                op = self.advance()
+                right = self.term()
+                left = ast.Binary(op.kind.value, left, right, Span(left.span.start, right.span.end), op.span)
+            return left
+        finally:
+            self.depth -= 1
+
+    def term(self) -> ast.Expr:
+        left = self.unary()
+        while self.at(TokenKind.STAR, TokenKind.SLASH, TokenKind.MIDDOT):
+            op = self.advance()
+            symbol = "/" if op.kind is TokenKind.SLASH else "*"
+            right = self.unary()
+            left = ast.Binary(symbol, left, right, Span(left.span.start, right.span.end), op.span)
+        return left
+
+    def unary(self) -> ast.Expr:
+        if self.at(TokenKind.MINUS, TokenKind.PLUS):
+            op = self.advance()
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise _ParseError(make_diagnostic("E003", f"expression nested more than {MAX_DEPTH} deep", op.span))
+            try:
+                operand = self.unary()
+            finally:
+                self.depth -= 1
+            return ast.Unary(op.kind.value, operand, Span(op.span.start, operand.span.end))
+        return self.with_unit()
+
+    def with_unit(self) -> ast.Expr:
+        operand = self.power()
+        previous = self.tokens[self.pos - 1]
+        if previous.kind in _UNIT_FOLLOWERS and (
+            self.at(TokenKind.PERCENT) or (self.at(TokenKind.IDENT) and self.starts_unit())
+        ):
+            unit = self.unit(require_known=True)
+            return ast.WithUnit(operand, unit, Span(operand.span.start, unit.span.end))
+        return operand
+
+    def starts_unit(self) -> bool:
+        """An identifier right after a number is a unit unless it opens a call or field."""
+        return self.peek().kind not in (TokenKind.LPAREN, TokenKind.DOT, TokenKind.LBRACKET)
+
+    def power(self) -> ast.Expr:
+        base = self.postfix()
+        if self.at(TokenKind.POWER):
+            op = self.advance()
+            exponent = self.exponent()
+            return ast.Binary("**", base, exponent, Span(base.span.start, exponent.span.end), op.span)
+        if self.at(TokenKind.SUPERSCRIPT):
+            sup = self.advance()
+            exponent = ast.Number(sup.value, sup.text, sup.span)
+            return ast.Binary("**", base, exponent, Span(base.span.start, sup.span.end), sup.span)
+        return base
+
+    def exponent(self) -> ast.Expr:
+        if self.at(TokenKind.MINUS, TokenKind.PLUS):
+            op = self.advance()
+            operand = self.exponent()
+            return ast.Unary(op.kind.value, operand, Span(op.span.start, operand.span.end))
+        return self.power()
+
+    def postfix(self) -> ast.Expr:
+        expr = self.primary()
+        while True:
+            if self.at(TokenKind.DOT) and self.peek().kind is TokenKind.IDENT:
+                self.advance()
+                name = self.advance()
+                expr = ast.Field(expr, name.text, Span(expr.span.start, name.span.end), name.span)
+            elif self.at(TokenKind.LPAREN) and isinstance(expr, ast.Name):
+                self.advance()
+                args = self.arguments(TokenKind.RPAREN, "')'")
+                expr = ast.Call(expr.name, args, Span(expr.span.start, self.last_end()), expr.span)
+            else:
+                return expr
+
+    def arguments(self, closer: TokenKind, what: str) -> tuple[ast.Expr, ...]:
+        args: list[ast.Expr] = []
+        while not self.at(closer):
+            args.append(self.expression())
+            if not self.at(TokenKind.COMMA):
+                break
+            self.advance()
+        self.expect(closer, what)
+        return tuple(args)
+
+    def primary(self) -> ast.Expr:
+        token = self.current
+        if token.kind is TokenKind.NUMBER:
+            self.advance()
+            return ast.Number(token.value, token.text, token.span)
+        if token.kind is TokenKind.IDENT:
+            self.advance()
+            if token.text in DTYPE_BYTES and self.at(TokenKind.LBRACKET):
+                self.advance()
+                dims = self.arguments(TokenKind.RBRACKET, "']'")
+                return ast.Shape(token.text, dims, Span(token.span.start, self.last_end()))
+            return ast.Name(token.text, token.span)
+        if token.kind is TokenKind.LPAREN:
+            self.advance()
+            inner = self.expression()
+            self.expect(TokenKind.RPAREN, "')'")
+            return inner
+        if token.kind is TokenKind.LBRACKET:
+            self.advance()
+            items = self.arguments(TokenKind.RBRACKET, "']'")
+            return ast.ListExpr(items, Span(token.span.start, self.last_end()))
+        raise self.error(f"expected a number, name or '(', found {self.describe(token)}")
+
+    def unit(self, *, require_known: bool) -> ast.UnitExpr:
+        factors = [self.unit_factor(1, require_known)]
+        while self.at(TokenKind.SLASH, TokenKind.MIDDOT) and not self.current.spaced:
+            following = self.peek()
+            if following.spaced or following.kind not in (TokenKind.IDENT, TokenKind.PERCENT):
+                break
+            if require_known and not self.is_unit(following.text):
+                break
+            sign = -1 if self.advance().kind is TokenKind.SLASH else 1
+            factors.append(self.unit_factor(sign, require_known))
+        return ast.UnitExpr(tuple(factors), Span(factors[0].span.start, factors[-1].span.end))
+
+    def unit_factor(self, sign: int, require_known: bool) -> ast.UnitFactor:
+        token = self.advance()
+        if require_known and token.kind is TokenKind.IDENT and not self.is_unit(token.text):
+            raise _ParseError(_unknown_unit(token))
+        exponent = 1
+        if self.at(TokenKind.SUPERSCRIPT):
+            exponent = int(self.advance().value)
+        elif self.at(TokenKind.POWER) and self.peek().kind in (TokenKind.NUMBER, TokenKind.MINUS):
+            self.advance()
+            negative = self.at(TokenKind.MINUS) and bool(self.advance())
+            number = self.expect(TokenKind.NUMBER, "an integer exponent")
+            if not number.value.is_integer():
+                raise self.error("a unit exponent must be an integer", number.span)
+            exponent = -int(number.value) if negative else int(number.value)
+        end = self.tokens[self.pos - 1].span.end
+        return ast.UnitFactor(token.text, sign * exponent, Span(token.span.start, end))
+
+
+def _unknown_unit(token: Token) -> Diagnostic:
+    # The did-you-mean is added by the analysis, which owns the registry.
+    return make_diagnostic("N002", f"unknown unit '{token.text}' after a number", token.span)
+
+
+def _normal_op(op: str) -> str:
+    return {"~=": "≈", "<=": "≤", ">=": "≥"}.get(op, op)
+
+
+def parse_statements(
+    tokens: list[Token], is_unit: Callable[[str], bool]
+) -> tuple[list[ast.Statement], list[Diagnostic]]:
+    """Parse a calc block's tokens into statements, with per-line recovery."""
+    return Parser(tokens, is_unit).statements()
+
+
+def parse_chain(tokens: list[Token], is_unit: Callable[[str], bool]) -> list[ChainLink] | None:
+    """Parse a code span as a checked chain, or None if it is ordinary code."""
+    try:
+        links = Parser(tokens, is_unit).chain()
+    except _ParseError:
+        return None
+    return links if len(links) >= 2 else None
+
+
+def parse_claim_expression(
+    tokens: list[Token], is_unit: Callable[[str], bool]
+) -> tuple[ast.Expr | None, ast.Tolerance | None, Diagnostic | None]:
+    """Parse the expression of a claim marker: ``expr [± tol]``."""
+    parser = Parser(tokens, is_unit)
+    try:
+        expr = parser.expression()
+        tolerance = parser.tolerance()
+        if not parser.at(TokenKind.EOF):
+            raise parser.error(f"unexpected {parser.describe(parser.current)} in the claim")
+    except _ParseError as failure:
+        return None, None, failure.diagnostic
+    return expr, tolerance, None

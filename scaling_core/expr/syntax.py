@@ -1,0 +1,178 @@
+"""The calc language's syntax tree: frozen nodes, each with its exact span."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scaling_core.text import Span
+
+
+@dataclass(frozen=True, slots=True)
+class Number:
+    """A numeric literal as written (``1.7e7``, ``70B``)."""
+
+    value: float
+    text: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Name:
+    """A reference to a definition, record or constant."""
+
+    name: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class UnitFactor:
+    """One unit spelling with its exponent, in a unit expression."""
+
+    spelling: str
+    exponent: int
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class UnitExpr:
+    """A product of unit factors such as ``GB/s`` or ``USD/h``."""
+
+    factors: tuple[UnitFactor, ...]
+    span: Span
+
+    @property
+    def text(self) -> str:
+        """The unit as the author wrote it, normalised (``GB/s``)."""
+        numerator = [_factor_text(f, 1) for f in self.factors if f.exponent > 0]
+        denominator = [_factor_text(f, -1) for f in self.factors if f.exponent < 0]
+        text = "·".join(numerator) or "1"
+        for part in denominator:
+            text += "/" + part
+        return text
+
+
+def _factor_text(factor: UnitFactor, sign: int) -> str:
+    power = factor.exponent * sign
+    return factor.spelling if power == 1 else f"{factor.spelling}^{power}"
+
+
+@dataclass(frozen=True, slots=True)
+class WithUnit:
+    """An expression followed by a unit: ``2.7 USD/h``, ``(2**30) byte``."""
+
+    operand: Expr
+    unit: UnitExpr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Unary:
+    """Negation or unary plus."""
+
+    op: str
+    operand: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Binary:
+    """A binary operation ``+ - * / **``."""
+
+    op: str
+    left: Expr
+    right: Expr
+    span: Span
+    op_span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A call of a built-in function."""
+
+    name: str
+    args: tuple[Expr, ...]
+    span: Span
+    name_span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """Field access on a record: ``h100.hbm_bw``."""
+
+    target: Expr
+    name: str
+    span: Span
+    name_span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class ListExpr:
+    """A sweep: ``[1, 8, 64, 512]``."""
+
+    items: tuple[Expr, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """A shape with a dtype, the book's notation: ``bf16[8, 128, 8192]``."""
+
+    dtype: str
+    dims: tuple[Expr, ...]
+    span: Span
+
+
+Expr = Number | Name | WithUnit | Unary | Binary | Call | Field | ListExpr | Shape
+
+
+@dataclass(frozen=True, slots=True)
+class Tolerance:
+    """``± 5%`` (relative, ``relative`` set) or ``± 2 ms`` (``absolute`` set)."""
+
+    span: Span
+    relative: float | None = None
+    absolute: Expr | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    """``name = expr [-> unit]``."""
+
+    name: str
+    name_span: Span
+    expr: Expr
+    convert: UnitExpr | None
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Show:
+    """``expr [-> unit]``: a value shown in the margin."""
+
+    expr: Expr
+    convert: UnitExpr | None
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """``left OP right [± tol]``: a claim to verify."""
+
+    left: Expr
+    op: str
+    right: Expr
+    tolerance: Tolerance | None
+    span: Span
+    op_span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Import:
+    """``import "other.md"``."""
+
+    path: str
+    span: Span
+    path_span: Span
+
+
+Statement = Definition | Show | Check | Import

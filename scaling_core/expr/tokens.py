@@ -1,0 +1,50 @@
+"""Token kinds and tokens of the calc language."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from scaling_core.text import Span
+
+
+class TokenKind(enum.Enum):
+    """Every kind of token the lexer produces."""
+
+    NUMBER = "number"
+    IDENT = "name"
+    STRING = "string"
+    PERCENT = "%"
+    SUPERSCRIPT = "superscript"
+    PLUS = "+"
+    MINUS = "-"
+    STAR = "*"
+    SLASH = "/"
+    POWER = "**"
+    DOT = "."
+    COMMA = ","
+    LPAREN = "("
+    RPAREN = ")"
+    LBRACKET = "["
+    RBRACKET = "]"
+    ASSIGN = "="
+    ARROW = "->"
+    COMPARE = "comparison"
+    PLUSMINUS = "±"
+    MIDDOT = "·"
+    NEWLINE = "end of line"
+    EOF = "end of input"
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """A token with its exact span; ``value`` holds a number's magnitude."""
+
+    kind: TokenKind
+    text: str
+    span: Span
+    value: float = 0.0
+    #: For numbers: the magnitude-suffix letter (k, M, B, T) if one was attached.
+    suffix: str = ""
+    #: Whether whitespace separates this token from the previous one.
+    spaced: bool = True

@@ -1,0 +1,71 @@
+"""Spans and line indexing in code-point offsets.
+
+The core speaks only code-point offsets into the document text.  Lines end at
+``\\n``, ``\\r\\n`` or ``\\r`` and nothing else (the LSP rule): U+2028 and the
+other separators that :meth:`str.splitlines` honours are ordinary characters.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A half-open range ``[start, end)`` of code-point offsets."""
+
+    start: int
+    end: int
+
+    def shifted(self, delta: int) -> Span:
+        """Return this span moved by ``delta`` code points."""
+        return Span(self.start + delta, self.end + delta)
+
+    def contains(self, offset: int) -> bool:
+        """Whether ``offset`` lies inside the span (end inclusive, for cursors)."""
+        return self.start <= offset <= self.end
+
+
+class LineIndex:
+    """Maps offsets to 0-based (line, column) pairs and back, in O(log n)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        starts = [0]
+        starts.extend(m.end() for m in _LINE_BREAK.finditer(text))
+        self.line_starts = starts
+
+    @property
+    def line_count(self) -> int:
+        """Number of lines; a trailing newline opens an empty last line."""
+        return len(self.line_starts)
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """Return the 0-based ``(line, column)`` of ``offset`` in code points."""
+        offset = max(0, min(offset, len(self.text)))
+        line = bisect.bisect_right(self.line_starts, offset) - 1
+        return line, offset - self.line_starts[line]
+
+    def offset(self, line: int, column: int) -> int:
+        """Return the offset of a 0-based ``(line, column)``, clamped to the line."""
+        if line >= len(self.line_starts):
+            return len(self.text)
+        start = self.line_starts[max(line, 0)]
+        return min(start + max(column, 0), self.line_end(line))
+
+    def line_end(self, line: int) -> int:
+        """Offset of the end of ``line``, before its line break."""
+        if line + 1 < len(self.line_starts):
+            end = self.line_starts[line + 1]
+            if self.text.startswith("\r\n", end - 2) and end - 2 >= self.line_starts[line]:
+                return end - 2
+            return end - 1
+        return len(self.text)
+
+    def line_text(self, line: int) -> str:
+        """The text of ``line`` without its line break."""
+        return self.text[self.line_starts[line] : self.line_end(line)]

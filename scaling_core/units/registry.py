@@ -1,0 +1,93 @@
+"""The unit registry: every spelling of every unit, loaded from ``units.toml``.
+
+Lookups are dictionary hits: all prefixed spellings are expanded once at load
+time.  Exact spellings win over prefixed ones (``min`` is minutes, not a
+milli-``in``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+from scaling_core.units import dimension
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One spelling of a unit: its size in SI base units and its dimension."""
+
+    symbol: str
+    factor: float
+    dim: int
+    #: Count units (token, chip ...) carry a label and no dimension.
+    count_label: str | None = None
+    #: A diagnostic code to report as a hint when this spelling is used.
+    hint: str | None = None
+
+
+class UnitRegistry:
+    """Resolves unit spellings; immutable after construction."""
+
+    def __init__(self, units: dict[str, Unit], counts: frozenset[str]) -> None:
+        self._units = units
+        self.count_names = counts
+
+    def lookup(self, spelling: str) -> Unit | None:
+        """The unit spelled ``spelling``, or None."""
+        return self._units.get(spelling)
+
+    def __contains__(self, spelling: str) -> bool:
+        return spelling in self._units
+
+    def suggest(self, spelling: str) -> list[str]:
+        """Up to three known spellings close to ``spelling`` (did-you-mean)."""
+        return difflib.get_close_matches(spelling, self._units.keys(), n=3, cutoff=0.7)
+
+    def spellings(self) -> list[str]:
+        """All known spellings (for completion and documentation)."""
+        return sorted(self._units)
+
+
+def _expand(data: dict) -> tuple[dict[str, Unit], frozenset[str]]:
+    prefix_sets: dict[str, dict[str, tuple[str, float]]] = {
+        name: {sym: (long, float(f)) for sym, (long, f) in table.items()}
+        for name, table in data["prefixes"].items()
+    }
+    exact: dict[str, Unit] = {}
+    prefixed: dict[str, Unit] = {}
+    for entry in data["unit"]:
+        dim = dimension.pack(entry["dimension"])
+        factor = float(entry["factor"])
+        hint = entry.get("hint")
+        symbols: list[str] = entry["symbols"]
+        names: list[str] = entry.get("names", [])
+        for spelling in symbols + names:
+            exact[spelling] = Unit(spelling, factor, dim, None, hint)
+        for set_name in entry.get("prefixes", []):
+            for psym, (plong, pfactor) in prefix_sets[set_name].items():
+                for sym in symbols:
+                    prefixed.setdefault(psym + sym, Unit(psym + sym, factor * pfactor, dim, None, hint))
+                wordy = names + [s for s in symbols if len(s) > 2 and s.isalpha() and s.islower()]
+                for name in wordy:
+                    prefixed.setdefault(plong + name, Unit(plong + name, factor * pfactor, dim, None, hint))
+    counts: set[str] = set()
+    for singular, plural in data["counts"].items():
+        for spelling in (singular, plural):
+            counts.add(spelling)
+            exact[spelling] = Unit(spelling, 1.0, dimension.DIMENSIONLESS, singular)
+    return {**prefixed, **exact}, frozenset(counts)
+
+
+@lru_cache(maxsize=1)
+def default_registry() -> UnitRegistry:
+    """The registry built from the packaged ``units.toml`` (loaded once)."""
+    raw = resources.files("scaling_core.units").joinpath("data/units.toml").read_text("utf-8")
+    data = tomllib.loads(raw)
+    if tuple(data["dimensions"]) != dimension.BASE_DIMENSIONS:
+        raise RuntimeError("units.toml dimensions do not match scaling_core.units.dimension")
+    units, counts = _expand(data)
+    return UnitRegistry(units, counts)

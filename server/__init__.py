@@ -1,0 +1,1 @@
+"""Margin's application layer: the CLI (and, later, the language server)."""

@@ -1,0 +1,189 @@
+"""The ``margin`` command line: check, eval (and its REPL), render, hardware.
+
+Exit codes: 0 when everything passes, 1 when any check fails or any error is
+reported, 2 for usage errors (bad options, missing paths, bad configuration).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import scaling_core
+from scaling_core import analyze_document
+from scaling_core.document.analysis import ImportContext, hardware_records
+from scaling_core.document.session import CalcSession, Evaluation
+from scaling_core.render import render_diagnostic, substitute_inline_values
+from scaling_core.text import LineIndex
+from server import reports
+from server.workspace import (
+    UsageError,
+    discover,
+    display_path,
+    find_project,
+    make_loader,
+    read_text,
+    write_atomically,
+)
+
+FORMATS = ("text", "json", "github", "sarif", "junit")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = argparse.ArgumentParser(prog="margin", description="Unit tests for technical writing.")
+    parser.add_argument("--version", action="version", version=f"margin {scaling_core.__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    check = commands.add_parser("check", help="check drafts: calculations, units, claims, problems")
+    check.add_argument("paths", nargs="*", type=Path, default=[Path(".")], help="Markdown files or folders")
+    check.add_argument("--format", choices=FORMATS, default="text")
+    check.add_argument("--config", type=Path, help="margin.toml or pyproject.toml to use")
+    check.add_argument("-v", "--verbose", action="store_true", help="also show hints")
+
+    evaluate = commands.add_parser("eval", help="evaluate an expression; a REPL without one")
+    evaluate.add_argument("expression", nargs="?", help="e.g. '1.7e7 byte / (9e10 byte/s)'")
+    evaluate.add_argument("--format", choices=("text", "json"), default="text")
+    evaluate.add_argument("--config", type=Path)
+
+    render = commands.add_parser("render", help="substitute {calc} inline values into a draft")
+    render.add_argument("input", type=Path)
+    render.add_argument("-o", "--output", type=Path, help="write here (atomically) instead of stdout")
+    render.add_argument("--config", type=Path)
+
+    hardware = commands.add_parser("hardware", help="print the hardware catalog with sources")
+    hardware.add_argument("chip", nargs="?")
+    hardware.add_argument("--config", type=Path)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stop:
+        return int(stop.code or 0) and 2
+    try:
+        handler = {"check": run_check, "eval": run_eval, "render": run_render, "hardware": run_hardware}[args.command]
+        return handler(args)
+    except UsageError as error:
+        print(f"margin: {error}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 1
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """``margin check``."""
+    project = find_project(args.paths[0], args.config)
+    files = discover(args.paths, project)
+    if not files:
+        raise UsageError("no Markdown files to check")
+    context = ImportContext(make_loader(project))
+    paths = [display_path(f) for f in files]
+    analyses = [analyze_document(read_text(f), p, project.config, context=context) for f, p in zip(files, paths)]
+    if args.format == "json":
+        output = reports.to_json(analyses, paths)
+    elif args.format == "github":
+        output = reports.to_github(analyses, paths)
+    elif args.format == "sarif":
+        output = reports.to_sarif(analyses, paths)
+    elif args.format == "junit":
+        output = reports.to_junit(analyses, paths)
+    else:
+        output = reports.to_text(analyses, paths, show_hints=args.verbose)
+    print(output)
+    return 1 if reports.summarize(analyses).failed else 0
+
+
+def _evaluation_json(evaluation: Evaluation) -> dict:
+    value = evaluation.value
+    magnitude, unit = reports.si_value(value.quantity if value else None)
+    index = LineIndex(evaluation.text)
+    return {
+        "version": reports.SCHEMA_VERSION,
+        "value": magnitude,
+        "unit": unit,
+        "display": value.display if value else None,
+        "checks": [{"status": c.status, "message": c.message} for c in evaluation.checks],
+        "diagnostics": [
+            {"code": d.code, "severity": d.severity.label, "message": d.message,
+             "column": index.position(d.span.start)[1] + 1, "end_column": index.position(d.span.end)[1] + 1}
+            for d in evaluation.diagnostics
+        ],
+    }  # fmt: skip
+
+
+def _print_evaluation(evaluation: Evaluation) -> None:
+    index = LineIndex(evaluation.text)
+    for diagnostic in evaluation.diagnostics:
+        print(render_diagnostic("<eval>", index, diagnostic), file=sys.stderr)
+    for check in evaluation.checks:
+        print(f"{'✓' if check.status == 'pass' else '✗'} {check.message}")
+    if evaluation.value is not None:
+        print(evaluation.value.display)
+
+
+def _failed(evaluation: Evaluation) -> bool:
+    errors = any(d.severity.label == "error" for d in evaluation.diagnostics)
+    return errors or any(c.status == "fail" for c in evaluation.checks)
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    """``margin eval EXPR``, or the REPL when no expression is given."""
+    project = find_project(Path.cwd(), args.config)
+    session = CalcSession(project.config)
+    if args.expression is not None:
+        evaluation = session.run(args.expression)
+        if args.format == "json":
+            print(json.dumps(_evaluation_json(evaluation), ensure_ascii=False))
+        else:
+            _print_evaluation(evaluation)
+        return 1 if _failed(evaluation) else 0
+    interactive = sys.stdin.isatty()
+    if interactive:
+        print("margin calculator: calc statements, one per line; Ctrl-D to quit")
+    while True:
+        if interactive:
+            print("margin> ", end="", flush=True)
+        line = sys.stdin.readline()
+        if not line or line.strip() in ("quit", "exit"):
+            return 0
+        if line.strip():
+            _print_evaluation(session.run(line.rstrip("\r\n")))
+            sys.stdout.flush()
+
+
+def run_render(args: argparse.Namespace) -> int:
+    """``margin render IN.md [-o OUT.md]``."""
+    if not args.input.is_file():
+        raise UsageError(f"{args.input}: no such file")
+    project = find_project(args.input, args.config)
+    path = display_path(args.input)
+    analysis = analyze_document(read_text(args.input), path, project.config, make_loader(project))
+    rendered = substitute_inline_values(analysis)
+    if args.output:
+        write_atomically(args.output, rendered)
+    else:
+        sys.stdout.write(rendered)
+    return 0
+
+
+def run_hardware(args: argparse.Namespace) -> int:
+    """``margin hardware [CHIP]``: fields, values and sources."""
+    project = find_project(Path.cwd(), args.config)
+    records = hardware_records(project.config)
+    if args.chip and args.chip not in records:
+        raise UsageError(f"unknown chip '{args.chip}'; known: {', '.join(sorted(records))}")
+    from scaling_core.units.display import format_quantity
+
+    for name in [args.chip] if args.chip else sorted(records):
+        record = records[name]
+        print(f"{name}: {record.title}")
+        for field, value in record.fields.items():
+            note = f" ({record.notes[field]})" if field in record.notes else ""
+            print(f"  {field:<16} {format_quantity(value, 4):<16} {record.sources.get(field, '')}{note}")
+    return 0

@@ -1,0 +1,194 @@
+"""Output formats of ``margin check``: text, json, github, sarif, junit.
+
+The JSON schema is versioned (``"version": 1``) and documented in
+``docs/json-schema.md``; lines and columns are 1-based code points.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from xml.sax.saxutils import escape, quoteattr
+
+import numpy as np
+
+import scaling_core
+from scaling_core import CODES, Diagnostic, DocumentAnalysis, Quantity, Severity
+from scaling_core.render import location, render_diagnostic
+from scaling_core.units.dimension import base_unit_name
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Counts over every checked file."""
+
+    files: int
+    checks: dict[str, int]
+    problems: dict[str, int]
+    errors: int
+    warnings: int
+
+    @property
+    def failed(self) -> bool:
+        """Whether ``margin check`` exits 1."""
+        return self.errors > 0
+
+
+def summarize(analyses: list[DocumentAnalysis]) -> Summary:
+    """Count checks, problems and diagnostics."""
+    checks = dict.fromkeys(("pass", "fail", "warn", "skip"), 0)
+    problems = dict.fromkeys(("pass", "fail", "untested"), 0)
+    errors = warnings = 0
+    for analysis in analyses:
+        for check in analysis.checks:
+            checks[check.status] += 1
+        for problem in analysis.problems:
+            problems[problem.status] += 1
+        errors += sum(d.severity is Severity.ERROR for d in analysis.diagnostics)
+        warnings += sum(d.severity is Severity.WARNING for d in analysis.diagnostics)
+    return Summary(len(analyses), checks, problems, errors, warnings)
+
+
+def si_value(quantity: Quantity | None) -> tuple[object, str]:
+    """A quantity as JSON: its SI magnitude (number or list) and SI unit name."""
+    if quantity is None:
+        return None, ""
+    value = quantity.value
+    magnitude = [float(v) for v in value] if isinstance(value, np.ndarray) else float(value)
+    return magnitude, base_unit_name(quantity.dim)
+
+
+def _diagnostic_json(path: str, analysis: DocumentAnalysis, d: Diagnostic) -> dict:
+    line, column, end_line, end_column = location(analysis.index, d.span)
+    return {
+        "path": path, "line": line, "column": column, "end_line": end_line, "end_column": end_column,
+        "severity": d.severity.label, "code": d.code, "message": d.message, "notes": list(d.notes),
+        "related": [dict(zip(("line", "column", "end_line", "end_column"), location(analysis.index, r.span)), message=r.message) for r in d.related],
+        "fixes": [dict(zip(("line", "column", "end_line", "end_column"), location(analysis.index, f.span)), title=f.title, text=f.text) for f in d.fixes],
+    }  # fmt: skip
+
+
+def to_json(analyses: list[DocumentAnalysis], paths: list[str]) -> str:
+    """The stable JSON report (schema version 1)."""
+    diagnostics, checks, problems = [], [], []
+    for analysis, path in zip(analyses, paths):
+        diagnostics += [_diagnostic_json(path, analysis, d) for d in analysis.diagnostics]
+        for check in analysis.checks:
+            value, unit = si_value(check.computed)
+            line, column, _, _ = location(analysis.index, check.span)
+            checks.append({
+                "path": path, "line": line, "column": column, "kind": check.kind, "status": check.status,
+                "op": check.op, "claim": check.claim, "value": value, "unit": unit,
+                "display": check.computed_display, "problem": check.problem, "message": check.message,
+            })  # fmt: skip
+        for problem in analysis.problems:
+            problems.append({
+                "path": path, "id": problem.ident, "title": problem.title, "line": analysis.line(problem.span.start),
+                "status": problem.status, "checks": {"passed": problem.passed, "failed": problem.failed, "total": problem.total},
+            })  # fmt: skip
+    summary = summarize(analyses)
+    report = {
+        "version": SCHEMA_VERSION,
+        "tool": {"name": "margin", "version": scaling_core.__version__},
+        "files": paths,
+        "diagnostics": diagnostics,
+        "checks": checks,
+        "problems": problems,
+        "summary": {"files": summary.files, "checks": summary.checks, "problems": summary.problems,
+                    "errors": summary.errors, "warnings": summary.warnings},
+    }  # fmt: skip
+    return json.dumps(report, indent=2, ensure_ascii=False)
+
+
+def to_text(analyses: list[DocumentAnalysis], paths: list[str], *, show_hints: bool) -> str:
+    """Compiler-style diagnostics and a summary."""
+    blocks = []
+    for analysis, path in zip(analyses, paths):
+        for d in analysis.diagnostics:
+            if show_hints or d.severity <= Severity.WARNING:
+                blocks.append(render_diagnostic(path, analysis.index, d))
+    s = summarize(analyses)
+    files = f"{s.files} file" + ("" if s.files == 1 else "s")
+    line = (
+        f"{files}: checks {s.checks['pass']} passed, {s.checks['fail']} failed, {s.checks['warn']} warned, "
+        f"{s.checks['skip']} not evaluated; problems {s.problems['pass']} passed, {s.problems['fail']} failed, "
+        f"{s.problems['untested']} untested; {s.errors} errors, {s.warnings} warnings"
+    )
+    return "\n\n".join([*blocks, line])
+
+
+def _escape_github(text: str, *, property_value: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if property_value else text
+
+
+_GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "notice", Severity.HINT: "notice"}
+_SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "note", Severity.HINT: "note"}
+
+
+def to_github(analyses: list[DocumentAnalysis], paths: list[str]) -> str:
+    """GitHub Actions workflow commands (annotations on the pull request)."""
+    out = []
+    for analysis, path in zip(analyses, paths):
+        for d in analysis.diagnostics:
+            if d.severity is Severity.HINT:
+                continue
+            line, column, end_line, end_column = location(analysis.index, d.span)
+            props = f"file={_escape_github(path, property_value=True)},line={line},col={column},endLine={end_line},endColumn={end_column},title={_escape_github('Margin ' + d.code, property_value=True)}"
+            out.append(f"::{_GITHUB_LEVEL[d.severity]} {props}::{_escape_github(d.message)}")
+    s = summarize(analyses)
+    out.append(f"margin: {s.checks['pass']} checks passed, {s.checks['fail']} failed; {s.errors} errors")
+    return "\n".join(out)
+
+
+def to_sarif(analyses: list[DocumentAnalysis], paths: list[str]) -> str:
+    """SARIF 2.1.0, for code-scanning dashboards."""
+    results = []
+    for analysis, path in zip(analyses, paths):
+        for d in analysis.diagnostics:
+            line, column, end_line, end_column = location(analysis.index, d.span)
+            region = {"startLine": line, "startColumn": column, "endLine": end_line, "endColumn": end_column}
+            results.append({
+                "ruleId": d.code, "level": _SARIF_LEVEL[d.severity], "message": {"text": d.message},
+                "locations": [{"physicalLocation": {"artifactLocation": {"uri": path}, "region": region}}],
+            })  # fmt: skip
+    rules = [{"id": info.code, "shortDescription": {"text": info.title},
+              "defaultConfiguration": {"level": _SARIF_LEVEL[info.severity]}} for info in CODES.values()]  # fmt: skip
+    run = {
+        "tool": {"driver": {"name": "margin", "version": scaling_core.__version__, "rules": rules}},
+        "columnKind": "unicodeCodePoints",
+        "results": results,
+    }
+    sarif = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run]}
+    return json.dumps(sarif, indent=2, ensure_ascii=False)
+
+
+def _testcases(analysis: DocumentAnalysis, path: str) -> Iterable[tuple[str, str | None, bool]]:
+    for check in analysis.checks:
+        name = f"line {analysis.line(check.span.start)}: {check.kind} {check.op} {check.claim}"
+        failure = check.message if check.status in ("fail", "skip") else None
+        yield name, failure, False
+    for problem in analysis.problems:
+        name = f"line {analysis.line(problem.span.start)}: problem {problem.ident}"
+        yield name, (f"{problem.failed} of {problem.total} checks fail" if problem.status == "fail" else None), problem.status == "untested"
+    errors = [d for d in analysis.diagnostics if d.severity is Severity.ERROR and d.code not in ("C001", "P001")]
+    message = "; ".join(f"line {analysis.line(d.span.start)}: {d.code} {d.message}" for d in errors)
+    yield "diagnostics", (message or None), False
+
+
+def to_junit(analyses: list[DocumentAnalysis], paths: list[str]) -> str:
+    """JUnit XML: one test case per check and per problem, one suite per file."""
+    suites = []
+    for analysis, path in zip(analyses, paths):
+        cases = list(_testcases(analysis, path))
+        failures = sum(f is not None for _, f, _ in cases)
+        skipped = sum(s for _, _, s in cases)
+        body = []
+        for name, failure, skip in cases:
+            inner = f"<failure message={quoteattr(failure)}>{escape(failure)}</failure>" if failure else ("<skipped/>" if skip else "")
+            body.append(f'    <testcase classname={quoteattr(path)} name={quoteattr(name)}>{inner}</testcase>')
+        suites.append(f'  <testsuite name={quoteattr(path)} tests="{len(cases)}" failures="{failures}" skipped="{skipped}">\n' + "\n".join(body) + "\n  </testsuite>")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="margin">\n' + "\n".join(suites) + "\n</testsuites>"
