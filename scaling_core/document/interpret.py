@@ -285,8 +285,9 @@ class Interpreter:
             message = f"{what}: it matches the claim {claim} only if read as {outcome.implied}; write the unit"
             self.diagnostics.append(make_diagnostic("U005", message, at))
         else:
-            allowed = format_quantity(Quantity(float(np.max(outcome.allowance)), outcome.claimed.dim), 2)
-            tolerance = f" (tolerance ±{allowed})" if op in ("=", "==", "≈", "~=") else ""
+            below, above = (format_quantity(Quantity(float(np.max(x)), outcome.claimed.dim), 2) for x in outcome.allowance)
+            window = f"±{above}" if below == above else f"-{below}/+{above}"
+            tolerance = f" (tolerance {window})" if op in ("=", "==", "≈", "~=") else ""
             message = f"{subject}, not {op} {claim}{tolerance}"
             notes = (f"off by {outcome.slip}",) if outcome.slip else ()
             fixes = self.fixes(kind, claim, outcome, at)

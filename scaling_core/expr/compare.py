@@ -1,7 +1,8 @@
 """Check semantics: comparisons with the tolerance policy of SPEC §2.6.
 
-* ``=``/``==`` pass within one unit in the claim's last printed digit
-  (rounding or truncation): ``188us`` allows ±1 µs, ``1.7e7`` ±1e6.
+* ``=``/``==`` pass within one unit in the claim's last printed digit,
+  read as rounding (half a digit either side) or truncation (up to one
+  digit beyond): ``188us`` accepts 187.5-189 µs, ``1.7e7`` 1.65e7-1.8e7.
 * ``≈`` passes within max(that, the relative tolerance, default 5%).
 * ``± 5%`` / ``± 2 ms`` are explicit.
 * ``< ≤ > ≥`` compare exactly.  Sweeps must hold for every element.
@@ -69,7 +70,8 @@ class Outcome:
     implied: str | None
     computed: Quantity
     claimed: Quantity
-    allowance: float
+    #: How far below and above the claim the value may lie, in SI base units.
+    allowance: tuple[object, object]
     slip: str | None
     #: The computed side carried no unit of its own (its unit was inferred).
     unannotated: bool = False
@@ -111,31 +113,37 @@ def _allowance(
     relative_tolerance: float,
     explicit_relative: float | None,
     explicit_absolute: Quantity | None,
-) -> object:
+) -> tuple[object, object]:
+    """How far below and above the claim the computed value may lie (magnitudes)."""
     reference = np.abs(np.asarray(claimed.value, dtype=np.float64))
     if explicit_absolute is not None:
         unify(explicit_absolute, claimed, "compare")
-        return abs(explicit_absolute.value)
+        width = abs(explicit_absolute.value)
+        return width, width
     if explicit_relative is not None:
-        return explicit_relative * reference
-    exact = np.maximum(ulp, 1e-9 * reference)
+        return explicit_relative * reference, explicit_relative * reference
+    floor = 1e-9 * reference
     if op == "≈":
-        return np.maximum(exact, relative_tolerance * reference)
-    return exact
+        width = np.maximum(np.maximum(ulp, floor), relative_tolerance * reference)
+        return width, width
+    # Rounding puts the true value within half a digit either side; truncation
+    # puts it up to one digit beyond the claim (away from zero).
+    return np.maximum(ulp / 2, floor), np.maximum(ulp, floor)
 
 
-def _holds(left: object, op: str, right: object, allowance: object) -> bool:
+def _holds(left: object, op: str, right: object, allowance: tuple[object, object]) -> bool:
     a = np.asarray(left, dtype=np.float64)
     b = np.asarray(right, dtype=np.float64)
     if op in _EQUALITY:
-        slack = np.asarray(allowance) * (1 + 1e-9) + 1e-300
-        return bool(np.all(np.abs(a - b) <= slack))
+        below, above = (np.asarray(x) * (1 + 1e-9) + 1e-300 for x in allowance)
+        beyond = (a - b) * np.where(b < 0, -1.0, 1.0)
+        return bool(np.all((beyond >= -below) & (beyond <= above)))
     results = {"<": a < b, "≤": a <= b, ">": a > b, "≥": a >= b}
     return bool(np.all(results[op]))
 
 
 def _implied_prefix(
-    computed: Quantity, unannotated: bool, claimed: Quantity, op: str, allowance: object, dim: int, claim_factor: float
+    computed: Quantity, unannotated: bool, claimed: Quantity, op: str, allowance: tuple[object, object], dim: int, claim_factor: float
 ) -> str | None:
     symbol = _BASE_SYMBOL.get(dim)
     if unannotated and symbol:
@@ -150,7 +158,8 @@ def _implied_prefix(
         for power, name in _BINARY_NAMES.items():
             if abs(claim_factor / 1000.0**power - 1) < 1e-9:
                 rescaled = np.asarray(claimed.value) * 1.024**power
-                if _holds(computed.value, op, rescaled, np.asarray(allowance) * 1.024**power):
+                widened = tuple(np.asarray(x) * 1.024**power for x in allowance)
+                if _holds(computed.value, op, rescaled, widened):
                     return f"{name}{symbol} (the claim's {_DECIMAL_NAMES[power]}{symbol} read as binary)"
     return None
 

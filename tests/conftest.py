@@ -1,0 +1,36 @@
+"""Shared fixtures and helpers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from scaling_core import Config, DocumentAnalysis, analyze_document
+from scaling_core.document.session import CalcSession, Evaluation
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true", help="rewrite tests/golden/**/*.expected")
+
+
+def analyze(text: str, **config: object) -> DocumentAnalysis:
+    """Analyse a draft with optional settings."""
+    return analyze_document(text, "draft.md", Config(**config))  # type: ignore[arg-type]
+
+
+def run(text: str) -> Evaluation:
+    """Evaluate calc statements (one per line) in a fresh session."""
+    return CalcSession().run(text)
+
+
+def codes(analysis: DocumentAnalysis | Evaluation) -> list[str]:
+    """The diagnostic codes reported, in order."""
+    return [d.code for d in analysis.diagnostics]
+
+
+def statuses(analysis: DocumentAnalysis | Evaluation) -> list[str]:
+    """The status of every check, in order."""
+    return [c.status for c in analysis.checks]
