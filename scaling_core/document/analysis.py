@@ -136,7 +136,10 @@ def _import(statement: ast.Import, path: str, config: Config, context: ImportCon
         raise EvaluationError(make_diagnostic("N007", f"import cycle: {chain}", statement.path_span))
     if target not in context.cache:
         context.cache[target] = analyze_document(text, target, config, context.loader, context)
-    return context.cache[target].exports
+    imported = context.cache[target]
+    for cycle in (d for d in imported.diagnostics if d.code == "N007"):
+        raise EvaluationError(make_diagnostic("N007", cycle.message, statement.path_span))
+    return imported.exports
 
 
 def _verdict(problem: ProblemRegion, interpreter: Interpreter, diagnostics: list[Diagnostic]) -> ProblemResult:

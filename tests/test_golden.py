@@ -1,0 +1,58 @@
+"""Golden documents: every diagnostic rendered, every value computed.
+
+Each ``tests/golden/<phase>/<name>.md`` has a ``<name>.expected`` beside it
+holding the compiler-style diagnostics and the computed values.  Run
+``pytest tests/test_golden.py --update-golden`` to rewrite them, then review
+the diff.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from scaling_core import CODES, analyze_document
+from scaling_core.document.analysis import ImportContext
+from scaling_core.render import render_analysis, render_values
+
+GOLDEN = Path(__file__).parent / "golden"
+DOCUMENTS = sorted(GOLDEN.rglob("*.md"))
+
+
+def load_relative(importer: str, target: str) -> tuple[str, str] | None:
+    candidate = GOLDEN / Path(importer).parent / target
+    if not candidate.is_file():
+        return None
+    return candidate.relative_to(GOLDEN).as_posix(), candidate.read_text("utf-8")
+
+
+def render(document: Path) -> str:
+    name = document.relative_to(GOLDEN).as_posix()
+    text = document.read_bytes().decode("utf-8")
+    analysis = analyze_document(text, name, context=ImportContext(load_relative))
+    return f"{render_analysis(analysis)}\n\n--- values\n{render_values(analysis)}\n".replace("\r", "␍")
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: p.relative_to(GOLDEN).as_posix())
+def test_golden_document(document: Path, request: pytest.FixtureRequest) -> None:
+    expected_path = document.with_suffix(".expected")
+    actual = render(document)
+    if request.config.getoption("--update-golden"):
+        expected_path.write_text(actual, "utf-8")
+    assert expected_path.exists(), f"no {expected_path.name}: run pytest --update-golden and review it"
+    assert actual == expected_path.read_text("utf-8")
+
+
+def test_every_diagnostic_code_has_a_golden_document() -> None:
+    shown = "".join(p.read_text("utf-8") for p in GOLDEN.rglob("*.expected"))
+    missing = [code for code in CODES if f" {code}:" not in shown]
+    assert missing == [], f"codes without a golden document: {missing}"
+
+
+def test_ok_documents_have_no_errors_or_warnings() -> None:
+    for document in sorted((GOLDEN / "ok").glob("*.md")):
+        name = document.relative_to(GOLDEN).as_posix()
+        analysis = analyze_document(document.read_text("utf-8"), name, context=ImportContext(load_relative))
+        assert [d.code for d in analysis.diagnostics if d.severity <= 2] == [], document.name
+        assert all(c.status == "pass" for c in analysis.checks), document.name
