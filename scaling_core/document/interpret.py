@@ -82,6 +82,8 @@ class Interpreter:
         for offset, line in region.lines:
             line_tokens, problems = tokenize(line, offset)
             self.diagnostics.extend(problems)
+            if depth and _starts_definition(line_tokens):
+                depth = 0  # an unclosed bracket must not swallow the next definition
             if tokens and depth == 0 and tokens[-1].kind is not TokenKind.NEWLINE:
                 tokens.append(Token(TokenKind.NEWLINE, "\n", Span(offset, offset)))
             tokens.extend(line_tokens[:-1])
@@ -118,7 +120,7 @@ class Interpreter:
         del self.evaluator.hints[hints_before:]
 
     def shown_value(self, expr: ast.Expr, convert: ast.UnitExpr | None) -> tuple[Value, str]:
-        value = self.evaluator.value(expr)
+        value = self.evaluator.top(expr)
         if not isinstance(value, Quantity):
             return value, getattr(value, "title", "shape")
         if convert is None:
@@ -134,8 +136,8 @@ class Interpreter:
         return shown, format_in_unit(converted, factor, convert.text)
 
     def calc_check(self, check: ast.Check) -> None:
-        left = self.evaluator.quantity(check.left)
-        right = self.evaluator.quantity(check.right)
+        left = self.evaluator.top_quantity(check.left)
+        right = self.evaluator.top_quantity(check.right)
         ulp, unit_factor = self.literal_precision(check.right)
         relative, absolute = self.tolerance_of(check.tolerance)
         outcome = self.outcome(left, check.op, right, check.op_span, ulp, unit_factor, relative, absolute)
@@ -201,7 +203,7 @@ class Interpreter:
         claim_expr = links[-1].expr
         op = "≈" if links[-1].relation == "≈" else "="
         try:
-            claimed = self.evaluator.quantity(claim_expr)
+            claimed = self.evaluator.top_quantity(claim_expr)
         except EvaluationError:
             del self.evaluator.hints[hints_before:]
             return
@@ -210,7 +212,7 @@ class Interpreter:
         errors: list[Diagnostic] = []
         for link in links[:-1]:
             try:
-                evaluated.append((link.expr, self.evaluator.quantity(link.expr)))
+                evaluated.append((link.expr, self.evaluator.top_quantity(link.expr)))
             except EvaluationError as failure:
                 if failure.diagnostic.code not in _UNKNOWN:
                     errors.append(failure.diagnostic)
@@ -238,7 +240,7 @@ class Interpreter:
         hints_before = len(self.evaluator.hints)
         try:
             claimed, ulp, factor = self.prose_quantity(region)
-            computed = self.evaluator.quantity(expr)
+            computed = self.evaluator.top_quantity(expr)
             relative, absolute = self.tolerance_of(tolerance)
             op = _FLIPPED.get(region.op, region.op)
             op = {"~=": "≈", "<=": "≤", ">=": "≥"}.get(op, op)
@@ -321,6 +323,10 @@ class Interpreter:
             return diagnostic
         note = "did you mean " + " or ".join(f"'{s}'" for s in suggestions) + "? (or a missing '*')"
         return make_diagnostic(diagnostic.code, diagnostic.message, diagnostic.span, notes=(note,))
+
+
+def _starts_definition(tokens: list[Token]) -> bool:
+    return len(tokens) > 2 and tokens[0].kind is TokenKind.IDENT and tokens[1].kind is TokenKind.ASSIGN
 
 
 def _bracket_depth(tokens: list[Token], depth: int) -> int:

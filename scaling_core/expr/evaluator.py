@@ -117,6 +117,18 @@ class Evaluator:
             )
         return value
 
+    def top(self, expr: ast.Expr) -> Value:
+        """Evaluate a whole statement's expression, bounding its unit exponents."""
+        value = self.value(expr)
+        if isinstance(value, Quantity) and value.dim and not dimension.is_representable(value.dim):
+            raise self.fail("E003", f"a unit exponent beyond ±{dimension.MAX_EXPONENT}", expr.span)
+        return value
+
+    def top_quantity(self, expr: ast.Expr) -> Quantity:
+        """:meth:`top` for statements that need a number."""
+        value = self.top(expr)
+        return value if isinstance(value, Quantity) else self.quantity(expr)
+
     def value(self, expr: ast.Expr) -> Value:
         """Evaluate any expression."""
         method = getattr(self, "_eval_" + type(expr).__name__)
@@ -161,6 +173,8 @@ class Evaluator:
         """The factor, dimension and count label of a unit expression."""
         factor, dim, label = 1.0, 0, None
         for part in unit.factors:
+            if abs(part.exponent) > dimension.MAX_EXPONENT:
+                raise self.fail("E003", f"a unit exponent beyond ±{dimension.MAX_EXPONENT}", part.span)
             found = self._unit_of(part)
             factor *= found.factor**part.exponent
             dim += found.dim * part.exponent
@@ -210,8 +224,8 @@ class Evaluator:
                 raise self.fail("U006", "a quantity with a unit needs a single exponent, not a sweep", node.right.span)
             return Quantity(np.power(base.value, exponent.value), 0, base.free, None)
         power = float(exponent.value)
-        if base.dim and abs(power) > dimension.MAX_EXPONENT:
-            raise self.fail("E003", f"unit exponent {power:g} is beyond ±{dimension.MAX_EXPONENT}", node.right.span)
+        if base.dim and (abs(power) > dimension.MAX_EXPONENT or not dimension.is_representable(base.dim * int(power))):
+            raise self.fail("E003", f"a unit exponent beyond ±{dimension.MAX_EXPONENT}", node.right.span)
         if not isinstance(base.value, np.ndarray) and base.value < 0 and not power.is_integer():
             raise self.fail("E004", "a negative number to a fractional power", node.span)
         return base.power(power)

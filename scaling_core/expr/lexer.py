@@ -18,7 +18,8 @@ from scaling_core.text import Span
 
 MAGNITUDE_SUFFIXES = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
 
-_NUMBER = re.compile(r"(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_ASCII_DIGITS = frozenset("0123456789")
+_NUMBER = re.compile(r"(?:[0-9][0-9_]*(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 _IDENT = re.compile(r"[^\W\d](?:(?![⁰¹²³⁴⁵⁶⁷⁸⁹])\w)*")
 _SUFFIX = re.compile(r"[kKMBT](?!\w)")
 _SPACE = re.compile(r"[ \t\f\v\u00a0]+")
@@ -111,8 +112,13 @@ def _next_token(
     text: str, pos: int, base: int, spaced: bool, diagnostics: list[Diagnostic]
 ) -> tuple[Token | None, int]:
     char = text[pos]
-    if char.isdigit() or (char == "." and pos + 1 < len(text) and text[pos + 1].isdigit()):
+    if char in _ASCII_DIGITS or (char == "." and text[pos + 1 : pos + 2] in _ASCII_DIGITS and pos + 1 < len(text)):
         return _number(text, pos, base, spaced)
+    match = _SUPER_RUN.match(text, pos)
+    if match:
+        value = float(_superscript_value(match.group()))
+        span = Span(base + pos, base + match.end())
+        return Token(TokenKind.SUPERSCRIPT, match.group(), span, value, spaced=spaced), match.end()
     match = _IDENT.match(text, pos)
     if match:
         span = Span(base + pos, base + match.end())
@@ -127,11 +133,6 @@ def _next_token(
             )
             return None, stop
         return Token(TokenKind.STRING, text[pos + 1 : end], Span(base + pos, base + end + 1), spaced=spaced), end + 1
-    match = _SUPER_RUN.match(text, pos)
-    if match:
-        value = float(_superscript_value(match.group()))
-        span = Span(base + pos, base + match.end())
-        return Token(TokenKind.SUPERSCRIPT, match.group(), span, value, spaced=spaced), match.end()
     for spelling, kind in _OPERATORS:
         if text.startswith(spelling, pos):
             end = pos + len(spelling)

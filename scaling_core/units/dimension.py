@@ -1,11 +1,12 @@
 """Dimensions packed into one Python int, for fast unit arithmetic.
 
-A dimension is a vector of small integer exponents over the base dimensions
-(time, information, computation, currency, then the SI bases).  It is stored
-as the polynomial ``sum(e_i * 256**i)``: multiplying quantities adds the ints,
+A dimension is a vector of integer exponents over the base dimensions (time,
+information, computation, currency, then the SI bases).  It is stored as the
+polynomial ``sum(e_i * 2**32**i)``: multiplying quantities adds the ints,
 dividing subtracts them, ``q**n`` multiplies by ``n``, and the dimensionless
-dimension is ``0``.  Exponents stay well inside ``(-128, 128)`` because the
-evaluator bounds powers, so the packing is exact and unique.
+dimension is ``0``.  The packing is exact while every exponent stays inside
+``±2**31``; the evaluator keeps results within ``±MAX_EXPONENT`` (checked on
+every power and every statement result), so no intermediate gets near that.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ BASE_DIMENSIONS: tuple[str, ...] = (
 #: Symbol of each base dimension's SI base unit, used when composing names.
 BASE_SYMBOLS: tuple[str, ...] = ("s", "byte", "FLOP", "USD", "m", "kg", "A", "K", "mol", "cd")
 
-_RADIX = 256
-_HALF = 128
+_RADIX = 2**32
+_HALF = 2**31
 MAX_EXPONENT = 100
 
 DIMENSIONLESS = 0
