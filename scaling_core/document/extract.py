@@ -108,7 +108,7 @@ class _Extractor:
             return
         open_line = self.index.line_text(first)
         span = Span(self.line_offset(first), self.index.line_end(last - 1))
-        closed = last - 1 > first and self.index.line_text(last - 1).strip().startswith(markup)
+        closed = last - 1 > first and self.index.line_text(last - 1).lstrip(" >\t").startswith(markup)
         content_end = last - 1 if closed else last
         if words[0] != "calc":
             if words[0] in ("python", "py"):

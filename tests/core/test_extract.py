@@ -1,0 +1,82 @@
+"""Region extraction: exact spans in code points, with CRLF, emoji and containers."""
+
+from __future__ import annotations
+
+from scaling_core.document.extract import extract
+from scaling_core.document.regions import CalcRegion, ClaimRegion, CodeSpanRegion
+from scaling_core.text import LineIndex
+from tests.conftest import analyze, codes, statuses
+
+
+def test_line_index_honours_only_lsp_line_breaks() -> None:
+    index = LineIndex("a\r\nb\rc\nd\u2028e")
+    assert index.line_count == 4
+    assert index.line_text(3) == "d\u2028e"
+    assert index.position(index.offset(1, 0)) == (1, 0)
+    assert index.line_text(0) == "a"
+
+
+def test_claim_span_is_the_prose_number_with_its_unit_and_emphasis_is_skipped() -> None:
+    text = "速度 🚀 takes **22 days**<!-- ≈ t --> total"
+    (claim,) = [r for r in extract(text).regions if isinstance(r, ClaimRegion)]
+    assert text[claim.number_span.start : claim.number_span.end] == "22 days"
+    assert claim.op == "≈" and claim.expr_text.strip() == "t"
+
+
+def test_prose_numbers_as_authors_write_them() -> None:
+    cases = {
+        "32,000<!-- = 32000 -->": "pass",
+        "21.7%<!-- = 0.217 -->": "pass",
+        "3.5×10^6<!-- = 3.5e6 -->": "pass",
+        "16 KiB<!-- = 16384 byte -->": "pass",
+        "6 μs<!-- = 6e-6 s -->": "pass",
+        "1.2 TB/s<!-- = 1.2e12 byte/s -->": "pass",
+        "435 years<!-- ≈ 1.373e10 s -->": "pass",
+        "1.6e14<!-- = 1.6e14 -->": "pass",
+        "70B<!-- = 7e10 -->": "pass",
+        "1.5 trillion<!-- = 1.5e12 -->": "pass",
+    }
+    for text, expected in cases.items():
+        doc = analyze(f"The value is {text}.")
+        assert statuses(doc) == [expected], (text, doc.diagnostics)
+
+
+def test_crlf_spans_land_on_the_right_text() -> None:
+    text = "# T\r\n\r\n```calc\r\nx = 1 +\r\n```\r\n\r\nSee `2 * 3 = 7`.\r\n"
+    doc = analyze(text)
+    spans = {d.code: text[d.span.start : d.span.end] for d in doc.diagnostics}
+    assert spans["C001"] == "7"
+    assert "S001" in spans
+
+
+def test_calc_blocks_in_blockquotes_and_lists_keep_exact_offsets() -> None:
+    text = "> ```calc\n> x = 40 + 2\n> ```\n\n- item\n\n  ```calc\n  y = x\n  ```\n"
+    regions = [r for r in extract(text).regions if isinstance(r, CalcRegion)]
+    assert [[line for _, line in r.lines] for r in regions] == [["x = 40 + 2"], ["y = x"]]
+    for region in regions:
+        for offset, line in region.lines:
+            assert text[offset : offset + len(line)] == line
+
+
+def test_code_spans_and_roles() -> None:
+    text = "Use ``a ` b`` and {calc}`t -> days` and `1 + 1 = 2`."
+    spans = [r for r in extract(text).regions if isinstance(r, CodeSpanRegion)]
+    assert [(s.text, s.role) for s in spans] == [("a ` b", False), ("t -> days", True), ("1 + 1 = 2", False)]
+
+
+def test_code_spans_that_are_not_checks_are_left_alone() -> None:
+    doc = analyze("`x = 5` `foo(3) = 2` `i = i + 1` `a == b` `2 * unknown = 4` `--flag=3` `print(1)`")
+    assert codes(doc) == [] and doc.checks == []
+
+
+def test_code_span_checking_can_be_disabled() -> None:
+    assert analyze("`2 * 3 = 7`", code_spans=False).checks == []
+
+
+def test_fences_other_than_calc_are_ignored() -> None:
+    assert analyze("```python\nx = 1 +\n```\n\n```\n1 GB + 1 s\n```\n").diagnostics == []
+
+
+def test_claims_inside_calc_fences_are_not_claims() -> None:
+    doc = analyze("```text\n22 days<!-- ≈ t -->\n```\n")
+    assert doc.diagnostics == [] and doc.checks == []
