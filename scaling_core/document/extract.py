@@ -306,6 +306,9 @@ class _Extractor:
                 if offset > start.offset and level <= max(start.level, 1):
                     end = min(end, offset)
                     break
+            for other in explicit:
+                if other.span.start > start.offset:
+                    end = min(end, other.span.start)
             self.out.problems.append(ProblemRegion(Span(start.offset, end), start.title_span, start.ident, start.title))
         self.out.problems.sort(key=lambda p: p.span.start)
 
