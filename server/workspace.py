@@ -92,8 +92,22 @@ def _matches(path: Path, patterns: tuple[str, ...], bases: list[Path]) -> bool:
     return False
 
 
+def _excludes_for(folder: Path, project: Project) -> tuple[str, ...]:
+    """Exclude patterns that apply inside ``folder``: one that covers the folder
+    itself is dropped, since naming the folder asks for it to be checked."""
+    try:
+        inside = (folder.resolve().relative_to(project.root) / "x.md").as_posix()
+    except ValueError:
+        return project.config.exclude
+    return tuple(p for p in project.config.exclude if not glob_to_regex(p).match(inside))
+
+
 def discover(paths: list[Path], project: Project) -> list[Path]:
-    """The drafts to check: explicit files always, folders filtered by include/exclude."""
+    """The drafts to check: explicit files always, folders filtered by include/exclude.
+
+    A folder named on the command line is checked even when an exclude
+    pattern covers it (``margin check examples/mistakes/``).
+    """
     found: list[Path] = []
     for path in paths:
         if path.is_file():
@@ -105,7 +119,8 @@ def discover(paths: list[Path], project: Project) -> list[Path]:
                 if not candidate.is_file():
                     continue
                 bases = [path, project.root]
-                if _matches(candidate, project.config.include, bases) and not _matches(candidate, project.config.exclude, bases):
+                excludes = _excludes_for(path, project)
+                if _matches(candidate, project.config.include, bases) and not _matches(candidate, excludes, bases):
                     found.append(candidate)
         else:
             raise UsageError(f"{path}: no such file or folder")

@@ -228,7 +228,8 @@ class _Extractor:
         unit_span = None
         if number.group("unit"):
             unit_start = base + start_in_chunk + number.start("unit") - number.start()
-            unit_span = Span(unit_start, unit_start + len(number.group("unit")))
+            unit_end = base + start_in_chunk + max(number.end("unit"), number.end("per")) - number.start()
+            unit_span = Span(unit_start, unit_end)
         body_offset = base + match.start(1)
         expr_offset = body_offset + op.end()
         expr_text = match.group(1)[op.end() :]

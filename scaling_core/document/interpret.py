@@ -244,7 +244,14 @@ class Interpreter:
             relative, absolute = self.tolerance_of(tolerance)
             op = _FLIPPED.get(region.op, region.op)
             op = {"~=": "≈", "<=": "≤", ">=": "≥"}.get(op, op)
-            outcome = self.outcome(computed, op, claimed, region.number_span, ulp, factor, relative, absolute)
+            try:
+                outcome = self.outcome(computed, op, claimed, region.number_span, ulp, factor, relative, absolute)
+            except EvaluationError:
+                message = (
+                    f"the claim {region.number_text} is in {describe_unit(claimed)} "
+                    f"but '{region.expr_text.strip()}' is in {describe_unit(computed)}"
+                )
+                raise self.evaluator.fail("U001", message, region.number_span) from None
         except EvaluationError as failure:
             self.diagnostics.append(self.with_suggestions(failure.diagnostic))
             self.record_skip("claim", region.number_span, region.op, region.number_text)
@@ -254,23 +261,29 @@ class Interpreter:
         del self.evaluator.hints[hints_before:]
 
     def prose_quantity(self, region: ClaimRegion) -> tuple[Quantity, float, float]:
+        """The claimed number as a quantity, its last-digit precision and unit factor.
+
+        An unknown word after the number (``11 H100s``) is read as a count
+        label, unless it is a near miss of a unit (``5 sceonds``).
+        """
         match = TRAILING_NUMBER.search(region.number_text)
         assert match is not None
         number = read_number(match)
         factor, dim, label = 1.0, 0, None
-        if number.unit:
-            assert region.unit_span is not None
-            parts = number.unit.split("/")
-            for position, spelling in enumerate(parts):
-                unit = self.registry.lookup(spelling)
-                if unit is None:
-                    raise self.evaluator.fail("N002", f"unknown unit '{spelling}' in the claim", region.unit_span)
-                sign = 1 if position == 0 else -1
-                factor *= unit.factor**sign
-                dim += unit.dim * sign
-                label = label or unit.count_label
-        free = dim == 0
-        return Quantity(number.value * factor, dim, free, label), number.ulp * factor, factor
+        for position, spelling in enumerate(number.unit.split("/") if number.unit else ()):
+            unit = self.registry.lookup(spelling)
+            if unit is None:
+                suggestions = self.registry.suggest(spelling)
+                if suggestions and region.unit_span is not None:
+                    note = "did you mean " + " or ".join(f"'{s}'" for s in suggestions) + "?"
+                    raise self.evaluator.fail("N002", f"unknown unit '{spelling}' in the claim", region.unit_span, (note,))
+                label = label or spelling
+                continue
+            sign = 1 if position == 0 else -1
+            factor *= unit.factor**sign
+            dim += unit.dim * sign
+            label = label or unit.count_label
+        return Quantity(number.value * factor, dim, dim == 0, label), number.ulp * factor, factor
 
     # -- reporting -----------------------------------------------------------
     def report(self, kind: str, span: Span, op: str, claim: str, outcome: Outcome, at: Span, left: str | None) -> None:

@@ -1,7 +1,8 @@
 """Reading numbers the way authors write them in prose (SPEC §2.3).
 
 ``1.6e14``, ``32,000``, ``21.7%``, ``3.5×10^6``, ``16 KiB``, ``6 μs``,
-``1.2 TB/s``, ``435 years``, ``70B``, ``1.5 trillion``.
+``1.2 TB/s``, ``435 years``, ``70B``, ``1.5 trillion``, ``11.9 million USD``,
+``5×``, ``7.7M tokens per second``, ``5.3e17 FLOPs per dollar``.
 """
 
 from __future__ import annotations
@@ -20,10 +21,16 @@ _NUMBER = (
     r"(?P<exp>[eE][-+]?\d+|\s?[×x]\s?10(?:\^\{?[-+]?\d+\}?|[⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+))?"
     r"(?P<suffix>[kKMBT](?![\w/]))?"
 )
-_UNIT = r"(?P<unit>%|[A-Za-zµμ$][\w$]*(?:/[A-Za-zµμ][\w]*)*)"
+_WORD = r"(?:[ \u00a0](?P<word>thousand|million|billion|trillion|quadrillion)\b)?"
+_UNIT = (
+    r"(?:[ \u00a0]?(?P<unit>%|[A-Za-zµμ][\w]*(?:/[A-Za-zµμ][\w]*)*)"
+    r"(?:[ \u00a0]+per[ \u00a0]+(?P<per>[A-Za-zµμ][\w]*))?)?"
+)
+_TAIL = r"(?:(?P<times>[×x])(?!\w)|" + _WORD + _UNIT + r")"
 #: A number with an optional unit, anchored at the end of the text searched.
-TRAILING_NUMBER = re.compile(_NUMBER + r"(?:(?P<space>[ \u00a0]?)" + _UNIT + r")?$")
-ANY_NUMBER = re.compile(r"(?<![\w.])" + _NUMBER + r"(?:[ \u00a0]?" + _UNIT + r")?")
+TRAILING_NUMBER = re.compile(_NUMBER + _TAIL + r"$")
+#: A number with an optional unit anywhere in prose.
+ANY_NUMBER = re.compile(r"(?<![\w.])" + _NUMBER + _TAIL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,9 +60,14 @@ def read_number(match: re.Match[str]) -> ProseNumber:
     if suffix:
         scale *= MAGNITUDE_SUFFIXES[suffix]
     unit = match.group("unit") or ""
-    if unit in NUMBER_WORDS:
+    word = match.group("word")
+    if word:
+        scale *= NUMBER_WORDS[word]
+    elif unit in NUMBER_WORDS:
         scale *= NUMBER_WORDS[unit]
         unit = ""
+    if match.group("per"):
+        unit = f"{unit}/{match.group('per')}"
     return ProseNumber(value * scale, ulp * scale, unit)
 
 
