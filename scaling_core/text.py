@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
-    """A half-open range ``[start, end)`` of code-point offsets."""
+class Span(NamedTuple):
+    """A half-open range ``[start, end)`` of code-point offsets (a cheap immutable tuple)."""
 
     start: int
     end: int

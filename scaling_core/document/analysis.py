@@ -7,6 +7,7 @@ input.  Files are reached only through the ``loader`` the caller passes in
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -16,7 +17,7 @@ from scaling_core.diagnostics import CODES, Diagnostic, Related, make_diagnostic
 from scaling_core.document.extract import extract
 from scaling_core.document.interpret import Interpreter
 from scaling_core.document.regions import CalcRegion, ClaimRegion, CodeSpanRegion, ProblemRegion, Suppression
-from scaling_core.document.results import Binding, DocumentAnalysis, ProblemResult
+from scaling_core.document.results import Binding, CheckResult, DocumentAnalysis, ProblemResult
 from scaling_core.diagnostics import Severity
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.evaluator import EvaluationError, Evaluator, Limits
@@ -115,8 +116,10 @@ def _analyze(text: str, path: str, config: Config, context: ImportContext) -> Do
     for block in found.python_blocks:
         why = "the workspace is not trusted (set trust = true)" if not config.trust else "running trusted Python is not available in this version"
         diagnostics.append(make_diagnostic("T001", f"python calc block not run: {why}", block.info_span))
-    result.problems = [_verdict(p, interpreter, diagnostics) for p in problems]
-    diagnostics += [_problem_diagnostic(p, r, interpreter, diagnostics) for p, r in zip(problems, result.problems) if r.status != "pass"]
+    interpreter.checks.sort(key=lambda c: c.span.start)
+    errors = sorted((d for d in diagnostics if d.severity is Severity.ERROR), key=lambda d: d.span.start)
+    result.problems = [_verdict(p, interpreter, errors) for p in problems]
+    diagnostics += [_problem_diagnostic(p, r, interpreter, errors) for p, r in zip(problems, result.problems) if r.status != "pass"]
     suppressions = found.suppressions + _calc_suppressions(found.regions, index)
     diagnostics += _unknown_codes(suppressions)
     result.diagnostics = _apply_settings(_suppress(diagnostics, suppressions), config)
@@ -142,27 +145,34 @@ def _import(statement: ast.Import, path: str, config: Config, context: ImportCon
     return imported.exports
 
 
-def _verdict(problem: ProblemRegion, interpreter: Interpreter, diagnostics: list[Diagnostic]) -> ProblemResult:
-    checks = [c for c in interpreter.checks if problem.span.contains(c.span.start) and c.span.start < problem.span.end]
+def _verdict(problem: ProblemRegion, interpreter: Interpreter, errors: list[Diagnostic]) -> ProblemResult:
+    inside = problem.span.start, problem.span.end
+    checks = _within(interpreter.checks, inside)
     failed = sum(c.status in ("fail", "skip") for c in checks)
-    errors = [d for d in diagnostics if d.severity is Severity.ERROR and problem.span.start <= d.span.start < problem.span.end]
-    status = "untested" if not checks and not errors else ("fail" if failed or errors else "pass")
+    failing = _within(errors, inside)
+    status = "untested" if not checks and not failing else ("fail" if failed or failing else "pass")
     passed = sum(c.status in ("pass", "warn") for c in checks)
     return ProblemResult(problem.ident, problem.title, problem.span, problem.title_span, status, passed, failed, len(checks))
 
 
+def _within(items: list, bounds: tuple[int, int]) -> list:
+    """Items (sorted by span start) whose span starts inside ``bounds``."""
+    low = bisect.bisect_left(items, bounds[0], key=_start)
+    return items[low : bisect.bisect_left(items, bounds[1], lo=low, key=_start)]
+
+
+def _start(item: Diagnostic | CheckResult) -> int:
+    return item.span.start
+
+
 def _problem_diagnostic(
-    problem: ProblemRegion, verdict: ProblemResult, interpreter: Interpreter, diagnostics: list[Diagnostic]
+    problem: ProblemRegion, verdict: ProblemResult, interpreter: Interpreter, errors: list[Diagnostic]
 ) -> Diagnostic:
     if verdict.status == "untested":
         return make_diagnostic("P002", f"{problem.ident} has no checks: add a calc check or a claim to its answer", problem.title_span)
-    related = tuple(
-        Related(c.span, c.message) for c in interpreter.checks
-        if c.status in ("fail", "skip") and problem.span.start <= c.span.start < problem.span.end
-    ) or tuple(
-        Related(d.span, d.message) for d in diagnostics
-        if d.severity is Severity.ERROR and problem.span.start <= d.span.start < problem.span.end
-    )  # fmt: skip
+    inside = problem.span.start, problem.span.end
+    related = tuple(Related(c.span, c.message) for c in _within(interpreter.checks, inside) if c.status in ("fail", "skip"))
+    related = related or tuple(Related(d.span, d.message) for d in _within(errors, inside))
     summary = f"{verdict.failed} of {verdict.total} checks fail" if verdict.total else "its calculations have errors"
     return make_diagnostic("P001", f"{problem.ident} fails: {summary}", problem.title_span, related=related)
 

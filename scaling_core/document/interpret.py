@@ -179,6 +179,8 @@ class Interpreter:
 
     # -- code spans ----------------------------------------------------------
     def code_span(self, region: CodeSpanRegion) -> None:
+        if not region.role and "=" not in region.text and "≈" not in region.text:
+            return  # cannot be a checked chain: skip lexing ordinary code
         tokens, problems = tokenize(region.text, region.content_span.start)
         if problems:
             return

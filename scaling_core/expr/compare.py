@@ -115,7 +115,8 @@ def _allowance(
     explicit_absolute: Quantity | None,
 ) -> tuple[object, object]:
     """How far below and above the claim the computed value may lie (magnitudes)."""
-    reference = np.abs(np.asarray(claimed.value, dtype=np.float64))
+    value = claimed.value
+    reference = abs(value) if type(value) is float else np.abs(np.asarray(value, dtype=np.float64))
     if explicit_absolute is not None:
         unify(explicit_absolute, claimed, "compare")
         width = abs(explicit_absolute.value)
@@ -123,15 +124,20 @@ def _allowance(
     if explicit_relative is not None:
         return explicit_relative * reference, explicit_relative * reference
     floor = 1e-9 * reference
+    largest = max if type(reference) is float else np.maximum
     if op == "≈":
-        width = np.maximum(np.maximum(ulp, floor), relative_tolerance * reference)
+        width = largest(largest(ulp, floor), relative_tolerance * reference)
         return width, width
     # Rounding puts the true value within half a digit either side; truncation
     # puts it up to one digit beyond the claim (away from zero).
-    return np.maximum(ulp / 2, floor), np.maximum(ulp, floor)
+    return largest(ulp / 2, floor), largest(ulp, floor)
 
 
 def _holds(left: object, op: str, right: object, allowance: tuple[object, object]) -> bool:
+    if type(left) is float and type(right) is float and op in _EQUALITY:
+        below, above = (float(x) * (1 + 1e-9) + 1e-300 for x in allowance)  # type: ignore[arg-type]
+        beyond = (left - right) * (-1.0 if right < 0 else 1.0)
+        return -below <= beyond <= above
     a = np.asarray(left, dtype=np.float64)
     b = np.asarray(right, dtype=np.float64)
     if op in _EQUALITY:

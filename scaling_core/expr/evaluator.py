@@ -119,7 +119,8 @@ class Evaluator:
 
     def top(self, expr: ast.Expr) -> Value:
         """Evaluate a whole statement's expression, bounding its unit exponents."""
-        value = self.value(expr)
+        with np.errstate(all="ignore"):
+            value = self.value(expr)
         if isinstance(value, Quantity) and value.dim and not dimension.is_representable(value.dim):
             raise self.fail("E003", f"a unit exponent beyond ±{dimension.MAX_EXPONENT}", expr.span)
         return value
@@ -133,8 +134,7 @@ class Evaluator:
         """Evaluate any expression."""
         method = getattr(self, "_eval_" + type(expr).__name__)
         try:
-            with np.errstate(all="ignore"):
-                result = method(expr)
+            result = method(expr)
         except UnitError as error:
             span = expr.op_span if isinstance(expr, ast.Binary) else expr.span
             code = "U006" if error.operation == "power" else "U001"
@@ -209,7 +209,8 @@ class Evaluator:
             if node.op == "*":
                 return left * right
             if node.op == "/":
-                if np.any(np.asarray(right.value) == 0):
+                divisor = right.value
+                if divisor == 0 if type(divisor) is float else bool(np.any(np.asarray(divisor) == 0)):
                     raise self.fail("E001", "division by zero", node.right.span)
                 return left / right
             return self._power(node, left, right)

@@ -47,7 +47,14 @@ DTYPE_BYTES: dict[str, float] = {
 }  # fmt: skip
 
 MAX_DEPTH = 64
-_UNIT_FOLLOWERS = {TokenKind.NUMBER, TokenKind.RPAREN, TokenKind.RBRACKET}
+_UNIT_FOLLOWERS = (TokenKind.NUMBER, TokenKind.RPAREN, TokenKind.RBRACKET)
+_LEAVES = (TokenKind.NUMBER, TokenKind.IDENT)
+#: Tokens after which a number or name is complete (no unit, power, call or field).
+_LEAF_FOLLOWERS = (
+    TokenKind.PLUS, TokenKind.MINUS, TokenKind.STAR, TokenKind.SLASH, TokenKind.MIDDOT, TokenKind.COMMA,
+    TokenKind.RPAREN, TokenKind.RBRACKET, TokenKind.NEWLINE, TokenKind.EOF, TokenKind.COMPARE,
+    TokenKind.ASSIGN, TokenKind.ARROW, TokenKind.PLUSMINUS,
+)  # fmt: skip
 
 
 class _ParseError(Exception):
@@ -88,7 +95,7 @@ class Parser:
         return token
 
     def at(self, *kinds: TokenKind) -> bool:
-        return self.current.kind in kinds
+        return self.tokens[self.pos].kind in kinds
 
     def expect(self, kind: TokenKind, what: str) -> Token:
         if self.current.kind is not kind:
@@ -209,6 +216,13 @@ class Parser:
         return left
 
     def unary(self) -> ast.Expr:
+        token = self.tokens[self.pos]
+        if token.kind in _LEAVES and self.tokens[self.pos + 1].kind in _LEAF_FOLLOWERS:
+            # Fast path for a bare number or name, by far the commonest operand.
+            self.pos += 1
+            if token.kind is TokenKind.NUMBER:
+                return ast.Number(token.value, token.text, token.span)
+            return ast.Name(token.text, token.span)
         if self.at(TokenKind.MINUS, TokenKind.PLUS):
             op = self.advance()
             self.depth += 1
@@ -224,11 +238,18 @@ class Parser:
     def with_unit(self) -> ast.Expr:
         operand = self.power()
         previous = self.tokens[self.pos - 1]
-        if previous.kind in _UNIT_FOLLOWERS and (
-            self.at(TokenKind.PERCENT) or (self.at(TokenKind.IDENT) and self.starts_unit())
+        following = self.current
+        after_value = previous.kind in _UNIT_FOLLOWERS
+        # After a name only a unit of two or more letters counts (`D * F byte`):
+        # single letters such as B, W, K, A are the book's variables.
+        after_name = previous.kind is TokenKind.IDENT and len(following.text) > 1 and self.is_unit(following.text)
+        if (after_value or after_name) and (
+            following.kind is TokenKind.PERCENT or (following.kind is TokenKind.IDENT and self.starts_unit())
         ):
             unit = self.unit(require_known=True)
             return ast.WithUnit(operand, unit, Span(operand.span.start, unit.span.end))
+        if following.kind is TokenKind.IDENT and self.is_unit(following.text) and self.peek().kind in _LEAF_FOLLOWERS:
+            raise self.error(f"'{following.text}' is a unit: write it after a number ('1 {following.text}') or multiply by one")
         return operand
 
     def starts_unit(self) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from scaling_core.text import Span
 
@@ -36,8 +36,7 @@ class TokenKind(enum.Enum):
     EOF = "end of input"
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(NamedTuple):
     """A token with its exact span; ``value`` holds a number's magnitude."""
 
     kind: TokenKind

@@ -1,0 +1,75 @@
+"""Engine benchmark: unit arithmetic ns/op and `margin check` lines/s.
+
+Run: ``python bench/bench_engine.py``.  Prints figures; asserts nothing.
+Compares the full analysis of a generated 10,000-line draft with a bare
+markdown-it-py parse (CommonMark, inline rules on) of the same text.
+"""
+
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import timeit
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from markdown_it import MarkdownIt  # noqa: E402
+
+from bench.corpus import book_like, dense  # noqa: E402
+from scaling_core import analyze_document  # noqa: E402
+from scaling_core.units import dimension  # noqa: E402
+from scaling_core.units.quantity import Quantity  # noqa: E402
+
+
+def best_of(function, repeat: int = 5) -> float:
+    """Best wall time of ``repeat`` calls, in seconds."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def unit_arithmetic() -> None:
+    seconds = Quantity(2.0, dimension.pack({"time": 1}))
+    bytes_ = Quantity(3.0, dimension.pack({"information": 1}))
+    other = Quantity(5.0, dimension.pack({"time": 1}))
+    number = 200_000
+    for label, statement in (("mul", lambda: seconds * bytes_), ("div", lambda: bytes_ / seconds), ("add", lambda: seconds + other)):
+        per_op = min(timeit.repeat(statement, number=number, repeat=5)) / number
+        overhead = min(timeit.repeat(lambda: None, number=number, repeat=5)) / number
+        print(f"unit arithmetic {label}: {(per_op - overhead) * 1e9:6.0f} ns/op (call overhead {overhead * 1e9:.0f} ns removed)")
+
+
+def throughput(name: str, text: str) -> None:
+    lines = text.count("\n")
+    parser = MarkdownIt("commonmark")
+    markdown = best_of(lambda: parser.parse(text))
+    analysis_time = best_of(lambda: analyze_document(text, "bench.md"), repeat=3)
+    analysis = analyze_document(text, "bench.md")
+    not_passing = sum(c.status != "pass" for c in analysis.checks)
+    errors = sum(d.severity <= 2 for d in analysis.diagnostics)
+    print(f"\n{name} corpus: {lines:,} lines, {len(analysis.values):,} values, {len(analysis.checks):,} checks "
+          f"({not_passing} not passing, {errors} errors/warnings), {len(analysis.problems)} problems")
+    print(f"  markdown-it-py parse:   {markdown * 1e3:7.1f} ms  {lines / markdown:9,.0f} lines/s")
+    print(f"  margin analysis:        {analysis_time * 1e3:7.1f} ms  {lines / analysis_time:9,.0f} lines/s  "
+          f"({analysis_time / markdown:.2f}x markdown-it)")
+    with tempfile.TemporaryDirectory() as folder:
+        draft = Path(folder) / "bench.md"
+        draft.write_text(text, "utf-8")
+        command = [sys.executable, "-m", "server", "check", str(draft)]
+        root = Path(__file__).resolve().parent.parent
+        wall = best_of(lambda: subprocess.run(command, capture_output=True, cwd=root, check=False), repeat=3)
+        print(f"  margin check (process): {wall * 1e3:7.1f} ms  {lines / wall:9,.0f} lines/s  (with start-up and imports)")
+
+
+if __name__ == "__main__":
+    unit_arithmetic()
+    throughput("book-like", book_like(10_000))
+    throughput("dense", dense(10_000))
+    print(f"\npeak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
