@@ -51,7 +51,9 @@ class Extraction:
 
 @lru_cache(maxsize=1)
 def _block_parser() -> MarkdownIt:
-    parser = MarkdownIt("commonmark").enable("table")
+    # Tables need no rule of their own: a table is then a paragraph, whose raw
+    # lines are scanned for code spans and claims like any other.
+    parser = MarkdownIt("commonmark")
     parser.disable(["inline", "text_join"])
     return parser
 
@@ -137,6 +139,8 @@ class _Extractor:
         start = self.line_offset(first)
         end = self.index.line_end(last - 1)
         chunk = self.text[start:end]
+        if "`" not in chunk and "<!--" not in chunk:
+            return
         code_spans = self.code_spans(chunk, start)
         masked = _mask(chunk, [(s.span.start - start, s.span.end - start) for s in code_spans])
         for match in _COMMENT.finditer(masked):

@@ -87,7 +87,8 @@ class Interpreter:
             if tokens and depth == 0 and tokens[-1].kind is not TokenKind.NEWLINE:
                 tokens.append(Token(TokenKind.NEWLINE, "\n", Span(offset, offset)))
             tokens.extend(line_tokens[:-1])
-            depth = _bracket_depth(line_tokens, depth)
+            if "(" in line or "[" in line or depth:
+                depth = _bracket_depth(line_tokens, depth)
         tokens.append(Token(TokenKind.EOF, "", Span(region.span.end, region.span.end)))
         statements, problems = parse_statements(tokens, self.is_unit)
         self.diagnostics.extend(self.with_suggestions(d) for d in problems)

@@ -88,19 +88,23 @@ def tokenize(text: str, base: int = 0) -> tuple[list[Token], list[Diagnostic]]:
     return tokens, diagnostics
 
 
+_new_token = tuple.__new__  # NamedTuple construction without keyword handling (hot path)
+
+
 def _make_token(kind: str, match: re.Match[str], base: int, spaced: bool) -> Token:
     text = match.group()
-    span = Span(base + match.start(), base + match.end())
+    start, end = match.span()
+    span = _new_token(Span, (base + start, base + end))
+    if kind == "ident":
+        return _new_token(Token, (TokenKind.IDENT, text, span, 0.0, "", spaced))
+    if kind == "op":
+        return _new_token(Token, (_OPERATORS[text], text, span, 0.0, "", spaced))
     if kind == "number":
         value = float(match.group("number").replace("_", ""))
         suffix = match.group("suffix") or ""
         if suffix:
             value *= MAGNITUDE_SUFFIXES[suffix]
-        return Token(TokenKind.NUMBER, text, span, value, suffix, spaced)
-    if kind == "ident":
-        return Token(TokenKind.IDENT, text, span, spaced=spaced)
-    if kind == "op":
-        return Token(_OPERATORS[text], text, span, spaced=spaced)
+        return _new_token(Token, (TokenKind.NUMBER, text, span, value, suffix, spaced))
     if kind == "super":
         return Token(TokenKind.SUPERSCRIPT, text, span, float(_superscript_value(text)), spaced=spaced)
     return Token(TokenKind.STRING, text[1:-1], span, spaced=spaced)

@@ -11,6 +11,8 @@ every power and every statement result), so no intermediate gets near that.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 BASE_DIMENSIONS: tuple[str, ...] = (
     "time",
     "information",
@@ -52,6 +54,7 @@ def unpack(packed: int) -> tuple[int, ...]:
     return tuple(exponents)
 
 
+@lru_cache(maxsize=4096)
 def is_representable(packed: int) -> bool:
     """Whether every exponent is within the supported range."""
     exponents = unpack(packed)
