@@ -13,12 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from scaling_core.config import Config
-from scaling_core.diagnostics import CODES, Diagnostic, Related, make_diagnostic
+from scaling_core.diagnostics import CODES, Diagnostic, Related, Severity, make_diagnostic
 from scaling_core.document.extract import extract
 from scaling_core.document.interpret import Interpreter
 from scaling_core.document.regions import CalcRegion, ClaimRegion, CodeSpanRegion, ProblemRegion, Suppression
 from scaling_core.document.results import Binding, CheckResult, DocumentAnalysis, ProblemResult
-from scaling_core.diagnostics import Severity
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.evaluator import EvaluationError, Evaluator, Limits
 from scaling_core.expr.lexer import tokenize
