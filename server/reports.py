@@ -114,7 +114,7 @@ def to_text(analyses: list[DocumentAnalysis], paths: list[str], *, show_hints: b
     files = f"{s.files} file" + ("" if s.files == 1 else "s")
     line = (
         f"{files}: checks {s.checks['pass']} passed, {s.checks['fail']} failed, {s.checks['warn']} warned, "
-        f"{s.checks['skip']} not evaluated; problems {s.problems['pass']} passed, {s.problems['fail']} failed, "
+        f"{s.checks['skip']} skipped; problems {s.problems['pass']} passed, {s.problems['fail']} failed, "
         f"{s.problems['untested']} untested; {s.errors} errors, {s.warnings} warnings"
     )
     return "\n\n".join([*blocks, line])

@@ -12,7 +12,7 @@ def test_examples_pass_as_the_quick_start_runs_them() -> None:
     result = margin("check", "examples/", cwd=ROOT)
     assert result.returncode == 0, result.stdout
     assert "0 failed" in result.stdout and "0 errors" in result.stdout
-    assert "problems 5 passed" in result.stdout
+    assert "problems 6 passed" in result.stdout
 
 
 def test_every_mistake_is_reported_at_the_prose_number_with_both_values() -> None:
@@ -20,7 +20,7 @@ def test_every_mistake_is_reported_at_the_prose_number_with_both_values() -> Non
     assert result.returncode == 1
     report = json.loads(result.stdout)
     found = {(d["line"], d["code"]) for d in report["diagnostics"]}
-    assert found == {(13, "C001"), (15, "C001"), (17, "C001"), (20, "U001")}
+    assert found == {(13, "C001"), (15, "C001"), (17, "C001"), (20, "U001"), (22, "U005")}
     by_line = {d["line"]: d for d in report["diagnostics"]}
     assert "computed 22.49 days, not ≈ 12 days" in by_line[13]["message"]
     assert by_line[13]["fixes"][0]["text"] == "22 days"

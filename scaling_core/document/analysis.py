@@ -115,13 +115,14 @@ def _analyze(text: str, path: str, config: Config, context: ImportContext) -> Do
     for block in found.python_blocks:
         why = "the workspace is not trusted (set trust = true)" if not config.trust else "running trusted Python is not available in this version"
         diagnostics.append(make_diagnostic("T001", f"python calc block not run: {why}", block.info_span))
-    interpreter.checks.sort(key=lambda c: c.span.start)
-    errors = sorted((d for d in diagnostics if d.severity is Severity.ERROR), key=lambda d: d.span.start)
-    result.problems = [_verdict(p, interpreter, errors) for p in problems]
-    diagnostics += [_problem_diagnostic(p, r, interpreter, errors) for p, r in zip(problems, result.problems) if r.status != "pass"]
     suppressions = found.suppressions + _calc_suppressions(found.regions, index)
-    diagnostics += _unknown_codes(suppressions)
-    result.diagnostics = _apply_settings(_suppress(diagnostics, suppressions), config)
+    diagnostics = _suppress(diagnostics, suppressions)
+    interpreter.checks = sorted((_unless_suppressed(c, suppressions) for c in interpreter.checks), key=_start)
+    errors = sorted((d for d in diagnostics if d.severity is Severity.ERROR), key=_start)
+    result.problems = [_verdict(p, interpreter, errors) for p in problems]
+    verdicts = [_problem_diagnostic(p, r, interpreter, errors) for p, r in zip(problems, result.problems) if r.status != "pass"]
+    diagnostics += _suppress(verdicts, suppressions) + _unknown_codes(suppressions)
+    result.diagnostics = _apply_settings(diagnostics, config)
     result.values, result.checks, result.bindings = interpreter.values, interpreter.checks, interpreter.bindings
     result.exports = dict(interpreter.top)
     return result
@@ -147,7 +148,7 @@ def _import(statement: ast.Import, path: str, config: Config, context: ImportCon
 def _verdict(problem: ProblemRegion, interpreter: Interpreter, errors: list[Diagnostic]) -> ProblemResult:
     inside = problem.span.start, problem.span.end
     checks = _within(interpreter.checks, inside)
-    failed = sum(c.status in ("fail", "skip") for c in checks)
+    failed = sum(c.status == "fail" for c in checks)
     failing = _within(errors, inside)
     status = "untested" if not checks and not failing else ("fail" if failed or failing else "pass")
     passed = sum(c.status in ("pass", "warn") for c in checks)
@@ -190,6 +191,18 @@ def _calc_suppressions(regions: list, index: LineIndex) -> list[Suppression]:
     return found
 
 
+def _hidden(span: Span, code: str, suppressions: list[Suppression]) -> bool:
+    return any(s.start <= span.start <= s.end and (s.codes is None or code in s.codes) for s in suppressions)
+
+
+def _unless_suppressed(check: CheckResult, suppressions: list[Suppression]) -> CheckResult:
+    """A failing or warning check whose diagnostic is suppressed counts as skipped."""
+    code = "U005" if check.status == "warn" else "C001"
+    if check.status in ("fail", "warn") and _hidden(check.span, code, suppressions):
+        return replace(check, status="skip", message=f"suppressed: {check.message}")
+    return check
+
+
 def _unknown_codes(suppressions: list[Suppression]) -> list[Diagnostic]:
     return [
         make_diagnostic("M001", f"unknown diagnostic code '{code}' in a suppression comment", s.span)
@@ -200,15 +213,7 @@ def _unknown_codes(suppressions: list[Suppression]) -> list[Diagnostic]:
 def _suppress(diagnostics: list[Diagnostic], suppressions: list[Suppression]) -> list[Diagnostic]:
     if not suppressions:
         return diagnostics
-    kept = []
-    for diagnostic in diagnostics:
-        hidden = any(
-            s.start <= diagnostic.span.start <= s.end and (s.codes is None or diagnostic.code in s.codes)
-            for s in suppressions
-        )
-        if not hidden or diagnostic.code == "M001":
-            kept.append(diagnostic)
-    return kept
+    return [d for d in diagnostics if d.code == "M001" or not _hidden(d.span, d.code, suppressions)]
 
 
 def _apply_settings(diagnostics: list[Diagnostic], config: Config) -> list[Diagnostic]:
