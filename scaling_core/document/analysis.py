@@ -12,6 +12,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+import numpy as np
+
 from scaling_core.config import Config
 from scaling_core.diagnostics import CODES, Diagnostic, Related, Severity, make_diagnostic
 from scaling_core.document.extract import extract
@@ -51,7 +53,8 @@ def evaluate_constant(text: str) -> Quantity | None:
         return None
     evaluator = Evaluator(registry, lambda _name: None, list)
     try:
-        return evaluator.quantity(expr)
+        with np.errstate(all="ignore"):
+            return evaluator.quantity(expr)
     except EvaluationError:
         return None
 
@@ -91,10 +94,32 @@ def _analyze(text: str, path: str, config: Config, context: ImportContext) -> Do
         default_registry(), text, hardware_records(config), path, config.tolerance,
         Limits(max_array_elements=config.max_array_elements), import_names,
     )  # fmt: skip
+    with np.errstate(all="ignore"):
+        _interpret(found.regions, found.problems, interpreter, config)
+
+    diagnostics = found.diagnostics + interpreter.diagnostics
+    for block in found.python_blocks:
+        why = "the workspace is not trusted (set trust = true)" if not config.trust else "running trusted Python is not available in this version"
+        diagnostics.append(make_diagnostic("T001", f"python calc block not run: {why}", block.info_span))
+    suppressions = found.suppressions + _calc_suppressions(found.regions, index)
+    diagnostics = _suppress(diagnostics, suppressions)
+    interpreter.checks = sorted((_unless_suppressed(c, suppressions) for c in interpreter.checks), key=_start)
+    errors = sorted((d for d in diagnostics if d.severity is Severity.ERROR), key=_start)
     problems = found.problems
+    result.problems = [_verdict(p, interpreter, errors) for p in problems]
+    verdicts = [_problem_diagnostic(p, r, interpreter, errors) for p, r in zip(problems, result.problems) if r.status != "pass"]
+    diagnostics += _suppress(verdicts, suppressions) + _unknown_codes(suppressions)
+    result.diagnostics = _apply_settings(diagnostics, config)
+    result.values, result.checks, result.bindings = interpreter.values, interpreter.checks, interpreter.bindings
+    result.exports = dict(interpreter.top)
+    return result
+
+
+def _interpret(regions: list, problems: list[ProblemRegion], interpreter: Interpreter, config: Config) -> None:
+    """Evaluate every region in document order, entering and leaving problem scopes."""
     upcoming = 0
     current: ProblemRegion | None = None
-    for region in found.regions:
+    for region in regions:
         start = region.number_span.start if isinstance(region, ClaimRegion) else region.span.start
         if current is not None and start >= current.span.end:
             current, interpreter.local, interpreter.problem = None, None, None
@@ -110,22 +135,6 @@ def _analyze(text: str, path: str, config: Config, context: ImportContext) -> Do
                 interpreter.code_span(region)
         else:
             interpreter.claim(region)
-
-    diagnostics = found.diagnostics + interpreter.diagnostics
-    for block in found.python_blocks:
-        why = "the workspace is not trusted (set trust = true)" if not config.trust else "running trusted Python is not available in this version"
-        diagnostics.append(make_diagnostic("T001", f"python calc block not run: {why}", block.info_span))
-    suppressions = found.suppressions + _calc_suppressions(found.regions, index)
-    diagnostics = _suppress(diagnostics, suppressions)
-    interpreter.checks = sorted((_unless_suppressed(c, suppressions) for c in interpreter.checks), key=_start)
-    errors = sorted((d for d in diagnostics if d.severity is Severity.ERROR), key=_start)
-    result.problems = [_verdict(p, interpreter, errors) for p in problems]
-    verdicts = [_problem_diagnostic(p, r, interpreter, errors) for p, r in zip(problems, result.problems) if r.status != "pass"]
-    diagnostics += _suppress(verdicts, suppressions) + _unknown_codes(suppressions)
-    result.diagnostics = _apply_settings(diagnostics, config)
-    result.values, result.checks, result.bindings = interpreter.values, interpreter.checks, interpreter.bindings
-    result.exports = dict(interpreter.top)
-    return result
 
 
 def _import(statement: ast.Import, path: str, config: Config, context: ImportContext) -> dict[str, Binding]:

@@ -79,7 +79,8 @@ class _Extractor:
         self.off_start: int | None = None
 
     def line_offset(self, line: int) -> int:
-        return self.index.offset(line, 0)
+        starts = self.index.line_starts
+        return starts[line] if line < len(starts) else len(self.text)
 
     def run(self) -> Extraction:
         tokens = _block_parser().parse(self.text)

@@ -77,11 +77,32 @@ class Interpreter:
 
     # -- calc blocks ---------------------------------------------------------
     def calc_region(self, region: CalcRegion) -> None:
+        tokens, problems = self.block_tokens(region)
+        self.diagnostics.extend(problems)
+        statements, problems = parse_statements(tokens, self.is_unit)
+        self.diagnostics.extend(self.with_suggestions(d) for d in problems)
+        for statement in statements:
+            self.statement(statement)
+
+    def block_tokens(self, region: CalcRegion) -> tuple[list[Token], list[Diagnostic]]:
+        """Tokens of a block's lines, which may be interrupted by container prefixes (``> ``)."""
+        if not region.lines:
+            return [Token(TokenKind.EOF, "", Span(region.span.end, region.span.end))], []
+        lines = region.lines
+        if all(after[0] == offset + len(line) + 1 for (offset, line), after in zip(lines, lines[1:])):
+            # One run of lines separated by "\n" (no container prefixes, no CR): lex it in one go.
+            first = lines[0][0]
+            return tokenize(self.text[first : lines[-1][0] + len(lines[-1][1])], first)
+        return self.lines_tokens(region)
+
+    def lines_tokens(self, region: CalcRegion) -> tuple[list[Token], list[Diagnostic]]:
+        """Lex line by line, joining lines as the lexer joins them."""
         tokens: list[Token] = []
+        diagnostics: list[Diagnostic] = []
         depth = 0
         for offset, line in region.lines:
             line_tokens, problems = tokenize(line, offset)
-            self.diagnostics.extend(problems)
+            diagnostics.extend(problems)
             if depth and _starts_definition(line_tokens):
                 depth = 0  # an unclosed bracket must not swallow the next definition
             if tokens and depth == 0 and tokens[-1].kind is not TokenKind.NEWLINE:
@@ -90,10 +111,7 @@ class Interpreter:
             if "(" in line or "[" in line or depth:
                 depth = _bracket_depth(line_tokens, depth)
         tokens.append(Token(TokenKind.EOF, "", Span(region.span.end, region.span.end)))
-        statements, problems = parse_statements(tokens, self.is_unit)
-        self.diagnostics.extend(self.with_suggestions(d) for d in problems)
-        for statement in statements:
-            self.statement(statement)
+        return tokens, diagnostics
 
     def is_unit(self, spelling: str) -> bool:
         return spelling in self.registry

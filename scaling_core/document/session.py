@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from scaling_core.config import Config
 from scaling_core.diagnostics import Diagnostic, make_diagnostic
 from scaling_core.document.analysis import hardware_records
@@ -49,7 +51,8 @@ class CalcSession:
         for line in text.split("\n"):
             lines.append((offset, line))
             offset += len(line) + 1
-        interpreter.calc_region(CalcRegion(Span(0, len(text)), tuple(lines), hidden=True))
+        with np.errstate(all="ignore"):
+            interpreter.calc_region(CalcRegion(Span(0, len(text)), tuple(lines), hidden=True))
         values = interpreter.values[marks[0] :]
         checks = interpreter.checks[marks[1] :]
         last = values[-1] if values else None

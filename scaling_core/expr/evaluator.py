@@ -118,9 +118,12 @@ class Evaluator:
         return value
 
     def top(self, expr: ast.Expr) -> Value:
-        """Evaluate a whole statement's expression, bounding its unit exponents."""
-        with np.errstate(all="ignore"):
-            value = self.value(expr)
+        """Evaluate a whole statement's expression, bounding its unit exponents.
+
+        Callers evaluate under ``numpy.errstate(all="ignore")`` (once per
+        document): overflow and invalid results are caught as E002 instead.
+        """
+        value = self.value(expr)
         if isinstance(value, Quantity) and value.dim and not dimension.is_representable(value.dim):
             raise self.fail("E003", f"a unit exponent beyond ±{dimension.MAX_EXPONENT}", expr.span)
         return value

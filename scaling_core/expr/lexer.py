@@ -5,7 +5,8 @@ units), ``÷`` divides, ``^`` and ``**`` are powers, ``−`` is minus, ``→`` i
 ``->``, superscript digits are exponents, ``#`` starts a comment.  A number
 may carry a magnitude suffix written against it (``8k``, ``3.48M``, ``70B``,
 ``15T``); a unit written against it (``188us``) is a separate name token.
-Newlines end statements except inside brackets.
+Newlines end statements except inside brackets, and a line that starts
+``name =`` always starts a statement (one missing ``)`` swallows nothing).
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ _TOKEN = re.compile(
     r'|(?P<string>"[^"\r\n]*")'
     r"|(?P<op>\*\*|->|\+-|~=|==|<=|>=|[≈≤≥<>±→=+\-−*×·⋅/÷^%.,()\[\]])"
 )
+_DEFINITION_START = re.compile(r"[ \t]*[^\W\d]\w*[ \t]*=(?!=)")
+_new_token = tuple.__new__  # NamedTuple construction without keyword handling (hot path)
 _OPENERS = (TokenKind.LPAREN, TokenKind.LBRACKET)
 _CLOSERS = (TokenKind.RPAREN, TokenKind.RBRACKET)
 
@@ -59,6 +62,7 @@ def tokenize(text: str, base: int = 0) -> tuple[list[Token], list[Diagnostic]]:
     spaced = True
     length = len(text)
     match_token = _TOKEN.match
+    new = _new_token
     while pos < length:
         match = match_token(text, pos)
         if match is None:
@@ -67,9 +71,14 @@ def tokenize(text: str, base: int = 0) -> tuple[list[Token], list[Diagnostic]]:
             continue
         kind = match.lastgroup
         end = match.end()
-        if kind == "space" or kind == "comment":
+        if kind == "ident":  # the commonest tokens are built inline (hot path)
+            tokens.append(new(Token, (TokenKind.IDENT, match.group(), new(Span, (base + pos, base + end)), 0.0, "", spaced)))
+            spaced = False
+        elif kind == "space" or kind == "comment":
             spaced = True
         elif kind == "newline":
+            if depth and _DEFINITION_START.match(text, end):
+                depth = 0  # an unclosed bracket must not swallow the next definition
             if depth == 0 and tokens and tokens[-1].kind is not TokenKind.NEWLINE:
                 tokens.append(Token(TokenKind.NEWLINE, "\n", Span(base + pos, base + end)))
             spaced = True
@@ -86,9 +95,6 @@ def tokenize(text: str, base: int = 0) -> tuple[list[Token], list[Diagnostic]]:
         pos = end
     tokens.append(Token(TokenKind.EOF, "", Span(base + length, base + length)))
     return tokens, diagnostics
-
-
-_new_token = tuple.__new__  # NamedTuple construction without keyword handling (hot path)
 
 
 def _make_token(kind: str, match: re.Match[str], base: int, spaced: bool) -> Token:
