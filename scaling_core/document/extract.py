@@ -218,7 +218,7 @@ class _Extractor:
         marker = Span(base + match.start(), base + match.end())
         before = chunk[max(0, match.start() - 120) : match.start()]
         trimmed = _EMPHASIS_TAIL.sub("", before.rstrip(" \t")).rstrip(" \t")
-        number = TRAILING_NUMBER.search(trimmed)
+        number = _trailing_number(trimmed)
         if number is None:
             self.out.diagnostics.append(
                 make_diagnostic(
@@ -317,6 +317,18 @@ class _Extractor:
                     end = min(end, other.span.start)
             self.out.problems.append(ProblemRegion(Span(start.offset, end), start.title_span, start.ident, start.title))
         self.out.problems.sort(key=lambda p: p.span.start)
+
+
+_LAST_DIGIT = re.compile(r"\d(?=\D*$)")
+
+
+def _trailing_number(text: str) -> re.Match[str] | None:
+    """The prose number (with unit) that ends ``text``, searching only near its last digit."""
+    last_digit = _LAST_DIGIT.search(text, max(0, len(text) - 48))
+    if last_digit is None:
+        return None
+    # A number with its exponent spans at most ~40 characters before its last digit.
+    return TRAILING_NUMBER.search(text, max(0, last_digit.start() - 40))
 
 
 def _mask(chunk: str, ranges: list[tuple[int, int]]) -> str:

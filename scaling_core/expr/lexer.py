@@ -74,6 +74,11 @@ def tokenize(text: str, base: int = 0) -> tuple[list[Token], list[Diagnostic]]:
         if kind == "ident":  # the commonest tokens are built inline (hot path)
             tokens.append(new(Token, (TokenKind.IDENT, match.group(), new(Span, (base + pos, base + end)), 0.0, "", spaced)))
             spaced = False
+        elif kind == "number":  # a number without a magnitude suffix
+            text_ = match.group()
+            value = float(text_.replace("_", "")) if "_" in text_ else float(text_)
+            tokens.append(new(Token, (TokenKind.NUMBER, text_, new(Span, (base + pos, base + end)), value, "", spaced)))
+            spaced = False
         elif kind == "space" or kind == "comment":
             spaced = True
         elif kind == "newline":
