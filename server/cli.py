@@ -13,8 +13,9 @@ from pathlib import Path
 
 import scaling_core
 from scaling_core import analyze_document
-from scaling_core.document.analysis import ImportContext, hardware_records
+from scaling_core.document.analysis import ImportContext
 from scaling_core.document.session import CalcSession, Evaluation
+from scaling_core.hardware.records import hardware_records
 from scaling_core.render import render_diagnostic, substitute_inline_values
 from scaling_core.text import LineIndex
 from server import reports
@@ -184,6 +185,8 @@ def run_hardware(args: argparse.Namespace) -> int:
         record = records[name]
         print(f"{name}: {record.title}")
         for field, value in record.fields.items():
+            shown = record.texts.get(field) or format_quantity(value, 4)
             note = f" ({record.notes[field]})" if field in record.notes else ""
-            print(f"  {field:<16} {format_quantity(value, 4):<16} {record.sources.get(field, '')}{note}")
+            print(f"  {field:<19} {shown:<15} {record.sources.get(field, '')}{note}")
+        print()
     return 0

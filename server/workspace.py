@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scaling_core import Config, config_from_mapping
+from scaling_core.hardware.records import chip_problems
 
 
 class UsageError(Exception):
@@ -53,6 +54,7 @@ def _load(path: Path) -> Project:
     data = _read_toml(path)
     table = data.get("tool", {}).get("margin", {}) if path.name == "pyproject.toml" else data
     config, problems = config_from_mapping(table)
+    problems += chip_problems(config)
     if problems:
         raise UsageError("\n".join(f"{path}: {problem}" for problem in problems))
     return Project(path.parent.resolve(), config, path)

@@ -21,12 +21,9 @@ from scaling_core.document.interpret import Interpreter
 from scaling_core.document.regions import CalcRegion, ClaimRegion, CodeSpanRegion, ProblemRegion, Suppression
 from scaling_core.document.results import Binding, CheckResult, DocumentAnalysis, ProblemResult
 from scaling_core.expr import syntax as ast
-from scaling_core.expr.evaluator import EvaluationError, Evaluator, Limits
-from scaling_core.expr.lexer import tokenize
-from scaling_core.expr.parser import parse_claim_expression
-from scaling_core.hardware.catalog import Record, build_records, packaged_chips, raw_chip
+from scaling_core.expr.evaluator import EvaluationError, Limits
+from scaling_core.hardware.records import hardware_records
 from scaling_core.text import LineIndex, Span
-from scaling_core.units.quantity import Quantity
 from scaling_core.units.registry import default_registry
 
 #: Resolves ``import "target"`` from the importing path: (resolved path, text) or None.
@@ -42,27 +39,6 @@ class ImportContext:
     loader: SourceLoader | None = None
     cache: dict[str, DocumentAnalysis] = field(default_factory=dict)
     stack: list[str] = field(default_factory=list)
-
-
-def evaluate_constant(text: str) -> Quantity | None:
-    """Evaluate a catalog field written in the calc language (``"197 TFLOP/s"``)."""
-    registry = default_registry()
-    tokens, problems = tokenize(text)
-    expr, _tolerance, problem = parse_claim_expression(tokens, registry.__contains__)
-    if problems or problem or expr is None:
-        return None
-    evaluator = Evaluator(registry, lambda _name: None, list)
-    try:
-        with np.errstate(all="ignore"):
-            return evaluator.quantity(expr)
-    except EvaluationError:
-        return None
-
-
-def hardware_records(config: Config) -> dict[str, Record]:
-    """The packaged chips plus the project's own (which override by name)."""
-    chips = packaged_chips() + tuple(raw_chip(name, entry) for name, entry in config.chips.items())
-    return build_records(chips, evaluate_constant)
 
 
 def analyze_document(

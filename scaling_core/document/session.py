@@ -8,12 +8,12 @@ import numpy as np
 
 from scaling_core.config import Config
 from scaling_core.diagnostics import Diagnostic, make_diagnostic
-from scaling_core.document.analysis import hardware_records
 from scaling_core.document.interpret import Interpreter
 from scaling_core.document.regions import CalcRegion
 from scaling_core.document.results import Binding, ValueResult
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.evaluator import EvaluationError, Limits
+from scaling_core.hardware.records import hardware_records
 from scaling_core.text import Span
 from scaling_core.units.registry import default_registry
 

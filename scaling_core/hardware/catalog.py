@@ -1,9 +1,12 @@
-"""Hardware records and the packaged catalog (``hardware/data/chips.toml``).
+"""The hardware catalog: one data file per chip, validated, with derived fields.
 
-A record is a named set of fields, each a quantity written in the calc
-language itself (``"989.4 TFLOP/s"``), so the data file doubles as a test of
-the parser.  Every field cites a source URL.  The catalog grows in the
-hardware issue; this module is its only reader.
+Each ``data/chips/NAME.toml`` holds a title, a kind (tpu or gpu) and fields
+written in the calc language with their units (``"989.4 TFLOP/s"``), so the
+data doubles as a test of the parser.  Every field cites a source URL; a
+``note`` records the choice where public sources disagree.  Interconnect
+bandwidth is always per link and explicitly one-way or bidirectional.
+Projects add chips or override fields in their configuration.  This module
+is the only reader of the data files.
 """
 
 from __future__ import annotations
@@ -13,8 +16,39 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
+from scaling_core.units import dimension
 from scaling_core.units.quantity import Quantity
+
+_RATE = dimension.pack({"computation": 1, "time": -1})
+_BYTES = dimension.pack({"information": 1})
+_BANDWIDTH = dimension.pack({"information": 1, "time": -1})
+_TIME = dimension.pack({"time": 1})
+
+#: Every field a chip may have, with its dimension and meaning.
+FIELDS: dict[str, tuple[int, str]] = {
+    "flops_bf16": (_RATE, "dense bf16 FLOP/s"),
+    "flops_fp8": (_RATE, "dense fp8 FLOP/s"),
+    "flops_int8": (_RATE, "dense int8 OP/s"),
+    "hbm": (_BYTES, "HBM capacity"),
+    "hbm_bw": (_BANDWIDTH, "HBM bandwidth"),
+    "ici_bw_oneway": (_BANDWIDTH, "interconnect (ICI or NVLink) bandwidth per link, one direction"),
+    "ici_bw_bidi": (_BANDWIDTH, "interconnect bandwidth per link, both directions"),
+    "ici_links": (0, "interconnect links per chip"),
+    "ici_hop_latency": (_TIME, "latency per interconnect hop"),
+    "dcn_bw": (_BANDWIDTH, "data-centre network egress per chip"),
+    "pcie_bw": (_BANDWIDTH, "host PCIe bandwidth per chip, one direction"),
+}
+REQUIRED = ("flops_bf16", "hbm", "hbm_bw", "ici_bw_oneway", "ici_bw_bidi", "ici_links")
+
+#: Derived fields: name -> (inputs, how to compute, formula text, meaning).
+DERIVED: dict[str, tuple[tuple[str, str], Callable[[Quantity, Quantity], Quantity], str, str]] = {
+    "critical_intensity": (("flops_bf16", "hbm_bw"), lambda c, w: c / w, "flops_bf16 / hbm_bw", "FLOP per HBM byte where a kernel turns compute-bound"),
+    "ici_intensity": (("flops_bf16", "ici_bw_bidi"), lambda c, w: c / w, "flops_bf16 / ici_bw_bidi", "FLOP per ICI byte (one link, both directions)"),
+    "ici_egress_oneway": (("ici_links", "ici_bw_oneway"), lambda n, w: n * w, "ici_links * ici_bw_oneway", "all links, one direction"),
+    "ici_egress_bidi": (("ici_links", "ici_bw_bidi"), lambda n, w: n * w, "ici_links * ici_bw_bidi", "all links, both directions"),
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -26,54 +60,95 @@ class Record:
     fields: dict[str, Quantity]
     sources: dict[str, str] = field(default_factory=dict)
     notes: dict[str, str] = field(default_factory=dict)
+    kind: str = "chip"
+    #: Each field as written in the data (``"16 GiB"``); derived fields show their formula.
+    texts: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class RawChip:
-    """A chip as written in the data file: field texts still unparsed."""
+    """A chip as written in a data file or a config table, field texts unparsed."""
 
     name: str
     title: str
+    kind: str
     fields: dict[str, str]
     sources: dict[str, str]
     notes: dict[str, str]
 
 
-def raw_catalog() -> list[RawChip]:
-    """The packaged chips, unparsed."""
-    raw = resources.files("scaling_core.hardware").joinpath("data/chips.toml").read_text("utf-8")
-    data = tomllib.loads(raw)
-    return [raw_chip(name, entry) for name, entry in data["chip"].items()]
-
-
-def raw_chip(name: str, entry: dict) -> RawChip:
-    """Read one ``[chip.NAME]`` table (packaged or from a project config)."""
-    fields = {k: v["value"] for k, v in entry.get("fields", {}).items()}
-    sources = {k: v.get("source", "") for k, v in entry.get("fields", {}).items()}
-    notes = {k: v["note"] for k, v in entry.get("fields", {}).items() if "note" in v}
-    return RawChip(name, entry.get("title", name), fields, sources, notes)
+def raw_chip(name: str, entry: Any) -> tuple[RawChip | None, list[str]]:
+    """Read one chip table; return the chip (or None) and any structural problems."""
+    if not isinstance(entry, dict):
+        return None, [f"chip '{name}' must be a table"]
+    fields = entry.get("fields", {})
+    if not isinstance(fields, dict):
+        return None, [f"chip '{name}': 'fields' must be a table"]
+    problems = []
+    texts, sources, notes = {}, {}, {}
+    for key, spec in fields.items():
+        if not isinstance(spec, dict) or not isinstance(spec.get("value"), str):
+            problems.append(f"chip '{name}': field '{key}' needs value = \"NUMBER UNIT\" (and a source)")
+            continue
+        texts[key] = spec["value"]
+        sources[key] = str(spec.get("source", ""))
+        if "note" in spec:
+            notes[key] = str(spec["note"])
+    chip = RawChip(name, str(entry.get("title", name)), str(entry.get("kind", "chip")), texts, sources, notes)
+    return chip, problems
 
 
 @lru_cache(maxsize=1)
-def _packaged_texts() -> tuple[RawChip, ...]:
-    return tuple(raw_catalog())
+def packaged_chips() -> tuple[RawChip, ...]:
+    """Every packaged chip, unparsed (immutable; loaded once)."""
+    folder = resources.files("scaling_core.hardware").joinpath("data/chips")
+    chips = []
+    for item in sorted(folder.iterdir(), key=lambda p: p.name):
+        if item.name.endswith(".toml"):
+            chip, problems = raw_chip(item.name[:-5], tomllib.loads(item.read_text("utf-8")))
+            if chip is None or problems:
+                raise RuntimeError(f"bad packaged chip {item.name}: {problems}")
+            chips.append(chip)
+    return tuple(chips)
+
+
+def merge(base: tuple[RawChip, ...], overrides: list[RawChip]) -> tuple[RawChip, ...]:
+    """Chips from the config add to the catalog; one with a packaged name overrides its fields."""
+    merged = {chip.name: chip for chip in base}
+    for chip in overrides:
+        if chip.name in merged:
+            old = merged[chip.name]
+            merged[chip.name] = RawChip(
+                chip.name, chip.title if chip.title != chip.name else old.title, old.kind,
+                {**old.fields, **chip.fields}, {**old.sources, **chip.sources}, {**old.notes, **chip.notes},
+            )  # fmt: skip
+        else:
+            merged[chip.name] = chip
+    return tuple(merged.values())
 
 
 def build_records(
     chips: tuple[RawChip, ...], evaluate_text: Callable[[str], Quantity | None]
-) -> dict[str, Record]:
-    """Evaluate every field text into a quantity; unparsable fields are skipped."""
+) -> tuple[dict[str, Record], list[str]]:
+    """Evaluate every field into a quantity and add derived fields; report bad fields."""
     records: dict[str, Record] = {}
+    problems: list[str] = []
     for chip in chips:
         values: dict[str, Quantity] = {}
         for key, text in chip.fields.items():
             value = evaluate_text(text)
-            if value is not None:
-                values[key] = value
-        records[chip.name] = Record(chip.name, chip.title, values, chip.sources, chip.notes)
-    return records
-
-
-def packaged_chips() -> tuple[RawChip, ...]:
-    """The packaged chip texts (cached; immutable)."""
-    return _packaged_texts()
+            expected = FIELDS.get(key)
+            if value is None:
+                problems.append(f"chip '{chip.name}': field '{key}' = '{text}' is not a value with a unit")
+            elif expected is not None and value.dim != expected[0] and not (value.free and value.dim == 0):
+                unit = dimension.base_unit_name(expected[0]) or "a plain number"
+                problems.append(f"chip '{chip.name}': field '{key}' = '{text}' must be in {unit}")
+            else:
+                values[key] = value if expected is None else Quantity(value.value, expected[0], False, value.label)
+        sources, notes, texts = dict(chip.sources), dict(chip.notes), dict(chip.fields)
+        for name, (inputs, compute, formula, _meaning) in DERIVED.items():
+            if all(i in values for i in inputs) and name not in values:
+                values[name] = compute(values[inputs[0]], values[inputs[1]])
+                sources[name] = f"derived: {formula}"
+        records[chip.name] = Record(chip.name, chip.title, values, sources, notes, chip.kind, texts)
+    return records, problems
