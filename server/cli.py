@@ -47,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate = commands.add_parser("eval", help="evaluate an expression; a REPL without one")
     evaluate.add_argument("expression", nargs="?", help="e.g. '1.7e7 byte / (9e10 byte/s)'")
     evaluate.add_argument("--format", choices=("text", "json"), default="text")
+    evaluate.add_argument("--explain", action="store_true", help="print the derivation: formulas, inputs, sources")
     evaluate.add_argument("--config", type=Path)
 
     render = commands.add_parser("render", help="substitute {calc} inline values into a draft")
@@ -137,6 +138,13 @@ def run_eval(args: argparse.Namespace) -> int:
     """``margin eval EXPR``, or the REPL when no expression is given."""
     project = find_project(Path.cwd(), args.config)
     session = CalcSession(project.config)
+    if args.expression is not None and args.explain:
+        explanation = session.explain(args.expression)
+        if explanation.markdown:
+            print(explanation.markdown, end="")
+        else:
+            _print_evaluation(explanation.evaluation)
+        return 1 if _failed(explanation.evaluation) else 0
     if args.expression is not None:
         evaluation = session.run(args.expression)
         if args.format == "json":

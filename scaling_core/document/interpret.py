@@ -62,12 +62,13 @@ class Interpreter:
     def visible_names(self) -> list[str]:
         return [*self.top, *(self.local or {}), *self.records]
 
-    def bind(self, name: str, value: Value, span: Span) -> None:
+    def bind(self, name: str, value: Value, span: Span, expr: ast.Expr | None = None) -> None:
         scope = self.local if self.local is not None else self.top
         earlier = scope.get(name)
         if earlier is not None:
             self.diagnostics.append(make_diagnostic("N008", f"'{name}' is redefined here; later uses see this value", span))
-        binding = Binding(name, value, span, self.path)
+        source = self.source(expr.span) if expr is not None else ""
+        binding = Binding(name, value, span, self.path, expr, source)
         scope[name] = binding
         self.bindings.append(binding)
 
@@ -124,7 +125,7 @@ class Interpreter:
                     self.top[name] = binding
             elif isinstance(statement, ast.Definition):
                 value, display = self.shown_value(statement.expr, statement.convert)
-                self.bind(statement.name, value, statement.name_span)
+                self.bind(statement.name, value, statement.name_span, statement.expr)
                 self.values.append(ValueResult(statement.span, display, _quantity(value), statement.name))
             elif isinstance(statement, ast.Show):
                 value, display = self.shown_value(statement.expr, statement.convert)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from scaling_core.diagnostics import Diagnostic
 from scaling_core.expr.evaluator import Value
+from scaling_core.expr.syntax import Expr
 from scaling_core.text import LineIndex, Span
 from scaling_core.units.quantity import Quantity
 
@@ -18,6 +19,10 @@ class Binding:
     value: Value
     span: Span
     path: str
+    #: The defining expression (None for imported or built-in values).
+    expr: Expr | None = None
+    #: Its text as written.
+    source: str = ""
 
 
 @dataclass(frozen=True)

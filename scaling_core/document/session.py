@@ -8,11 +8,14 @@ import numpy as np
 
 from scaling_core.config import Config
 from scaling_core.diagnostics import Diagnostic, make_diagnostic
+from scaling_core.document.derivation import explain
 from scaling_core.document.interpret import Interpreter
 from scaling_core.document.regions import CalcRegion
 from scaling_core.document.results import Binding, ValueResult
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.evaluator import EvaluationError, Limits
+from scaling_core.expr.lexer import tokenize
+from scaling_core.expr.parser import parse_statements
 from scaling_core.hardware.records import hardware_records
 from scaling_core.text import Span
 from scaling_core.units.registry import default_registry
@@ -26,6 +29,14 @@ class Evaluation:
     value: ValueResult | None
     checks: list
     diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """A line's evaluation and its derivation in Markdown."""
+
+    evaluation: Evaluation
+    markdown: str
 
 
 class CalcSession:
@@ -59,3 +70,32 @@ class CalcSession:
         if last is not None and checks and checks[-1].span.start > last.span.start:
             last = None
         return Evaluation(text, last, checks, interpreter.diagnostics[marks[2] :])
+
+    def explain(self, text: str) -> Explanation:
+        """Evaluate ``text`` and derive its last value: formulas, inputs, sources, definitions."""
+        lines = text.split("\n")
+        if len(lines) > 1:
+            self.run("\n".join(lines[:-1]))
+        last = lines[-1]
+        interpreter = self._interpreter
+        interpreter.evaluator.trace = []
+        try:
+            evaluation = self.run(last)
+            calls = list(interpreter.evaluator.trace)
+        finally:
+            interpreter.evaluator.trace = None
+        tokens, _problems = tokenize(last)
+        statements, _problems = parse_statements(tokens, interpreter.is_unit)
+        statement = statements[-1] if statements else None
+        if evaluation.value is None or not isinstance(statement, (ast.Show, ast.Definition)):
+            return Explanation(evaluation, "")
+        value = interpreter.lookup(statement.name) if isinstance(statement, ast.Definition) else None
+        shown = value if value is not None else evaluation.value.quantity
+        markdown = explain(
+            last, statement.expr, shown, calls, self._binding, interpreter.records, lambda _b: "defined earlier in this session"
+        )
+        return Explanation(evaluation, markdown)
+
+    def _binding(self, name: str) -> Binding | None:
+        interpreter = self._interpreter
+        return interpreter.top.get(name)

@@ -102,6 +102,12 @@ class Evaluator:
     visible_names: Callable[[], list[str]]
     limits: Limits = field(default_factory=Limits)
     hints: list[Diagnostic] = field(default_factory=list)
+    #: When a list, every library formula call is recorded here (for derivations).
+    trace: list | None = None
+
+    def child(self, lookup: Callable[[str], Value | None]) -> Evaluator:
+        """An evaluator for a formula body: its own names, the same units and limits, no trace."""
+        return Evaluator(self.registry, lookup, self.visible_names, self.limits, self.hints)
 
     def fail(self, code: str, message: str, span: Span, notes: tuple[str, ...] = ()) -> EvaluationError:
         return EvaluationError(make_diagnostic(code, message, span, notes=notes))

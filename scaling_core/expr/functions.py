@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from scaling_core.expr import syntax as ast
+from scaling_core.formulas import LIBRARY
+from scaling_core.formulas.call import call_formula
 from scaling_core.units import dimension
 from scaling_core.units.quantity import Quantity, UnitError, unify
 
@@ -113,10 +115,12 @@ FUNCTIONS: dict[str, tuple[int, int | None, str, Implementation]] = {
 def call_builtin(ev: Evaluator, node: ast.Call) -> Value:
     """Evaluate a call of an allow-listed function."""
     entry = FUNCTIONS.get(node.name)
+    if entry is None and node.name in LIBRARY:
+        return call_formula(ev, node, LIBRARY[node.name])
     if entry is None:
         from scaling_core.expr.evaluator import _did_you_mean
 
-        suggestion = _did_you_mean(node.name, list(FUNCTIONS))
+        suggestion = _did_you_mean(node.name, [*FUNCTIONS, *LIBRARY])
         notes = (f"did you mean {suggestion}?",) if suggestion else (f"functions: {', '.join(sorted(FUNCTIONS))}",)
         raise ev.fail("N004", f"unknown function '{node.name}'", node.name_span, notes)
     minimum, maximum, _doc, implementation = entry

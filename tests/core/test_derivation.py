@@ -1,0 +1,36 @@
+"""Derivations explain a value: formula, inputs, hardware sources, definitions."""
+
+from __future__ import annotations
+
+from scaling_core.document.session import CalcSession
+from tests.cli.test_check_command import margin
+from tests.conftest import ROOT
+
+
+def test_allgather_derivation_shows_formula_inputs_sources_and_numbers() -> None:
+    markdown = CalcSession().explain("allgather_time(bf16[1024, 4096].bytes, 4, tpu_v5e)").markdown
+    assert "= **93.21 µs**" in markdown
+    assert "allgather_time = Max(V/W_ici, X*t_hop/2)" in markdown
+    assert "| V | `bf16[1024, 4096].bytes` | 8.389 MB |" in markdown
+    assert "| W_ici | `tpu_v5e.ici_bw_bidi` | 90 GB/s — https://jax-ml.github.io/scaling-book/tpus/" in markdown
+    assert "= max(4 × 1 µs / 2, 8.389 MB / 90 GB/s)" in markdown
+    assert "Source: https://jax-ml.github.io/scaling-book/sharding/" in markdown
+
+
+def test_derivation_follows_the_chain_of_definitions() -> None:
+    session = CalcSession()
+    markdown = session.explain("N = 70e9\nD = 15e12\nC = 6 * N * D\nt = C / (8192 * h100.flops_bf16 * 0.4) -> days").markdown
+    assert "`h100.flops_bf16` = 9.894e14 FLOP/s: https://www.nvidia.com/" in markdown
+    assert markdown.index("`C = 6 * N * D`") < markdown.index("`N = 70e9`")
+    assert "`D = 15e12`" in markdown
+
+
+def test_defaults_are_shown_as_defaults() -> None:
+    markdown = CalcSession().explain("kv_cache_bytes(64, 8, 128, 1)").markdown
+    assert "| bytes_per_element | default `2 byte` | 2 bytes |" in markdown
+
+
+def test_margin_eval_explain_prints_the_derivation() -> None:
+    result = margin("eval", "--explain", "allgather_time(bf16[1024, 4096].bytes, 4, tpu_v5e)", cwd=ROOT)
+    assert result.returncode == 0
+    assert "allgather_time = Max(V/W_ici, X*t_hop/2)" in result.stdout
