@@ -295,7 +295,8 @@ class Interpreter:
         for position, spelling in enumerate(number.unit.split("/") if number.unit else ()):
             unit = self.registry.lookup(spelling)
             if unit is None:
-                suggestions = self.registry.suggest(spelling)
+                # Prose is English: only a close miss ("sceonds") is a typo, not "ways".
+                suggestions = self.registry.suggest(spelling, cutoff=0.8)
                 if suggestions and region.unit_span is not None:
                     note = "did you mean " + " or ".join(f"'{s}'" for s in suggestions) + "?"
                     raise self.evaluator.fail("N002", f"unknown unit '{spelling}' in the claim", region.unit_span, (note,))

@@ -43,9 +43,9 @@ class UnitRegistry:
     def __contains__(self, spelling: str) -> bool:
         return spelling in self._units
 
-    def suggest(self, spelling: str) -> list[str]:
+    def suggest(self, spelling: str, cutoff: float = 0.7) -> list[str]:
         """Up to three known spellings close to ``spelling`` (did-you-mean)."""
-        return difflib.get_close_matches(spelling, self._units.keys(), n=3, cutoff=0.7)
+        return difflib.get_close_matches(spelling, self._units.keys(), n=3, cutoff=cutoff)
 
     def spellings(self) -> list[str]:
         """All known spellings (for completion and documentation)."""
