@@ -35,3 +35,10 @@ def test_every_setting_is_documented() -> None:
     text = (ROOT / "docs" / "configuration.md").read_text("utf-8")
     for field in dataclasses.fields(Config):
         assert f"| `{field.name}` |" in text, field.name
+
+
+def test_formula_reference_is_up_to_date() -> None:
+    from scaling_core.formulas.reference import reference_markdown
+
+    current = (ROOT / "docs" / "formulas.md").read_text("utf-8")
+    assert current == reference_markdown(), "run: python -m scaling_core.formulas.reference > docs/formulas.md"

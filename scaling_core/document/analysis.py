@@ -88,6 +88,7 @@ def _analyze(text: str, path: str, config: Config, context: ImportContext) -> Do
     result.diagnostics = _apply_settings(diagnostics, config)
     result.values, result.checks, result.bindings = interpreter.values, interpreter.checks, interpreter.bindings
     result.exports = dict(interpreter.top)
+    result.records = interpreter.records
     return result
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from scaling_core.document.results import Binding
+from scaling_core.document.results import Binding, DocumentAnalysis
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.evaluator import ShapeValue, Value
 from scaling_core.formulas.call import FormulaCall
@@ -118,6 +118,7 @@ def explain_call(call: FormulaCall, source: Callable[[ast.Expr], str]) -> list[s
 
 def explain(
     text: str,
+    title: str,
     expr: ast.Expr,
     value: Value,
     calls: list[FormulaCall],
@@ -125,12 +126,12 @@ def explain(
     records: dict[str, Record],
     line_of: Callable[[Binding], str],
 ) -> str:
-    """The derivation of ``expr`` (written as ``text``) as Markdown."""
+    """The derivation of ``expr`` as Markdown; ``text`` is what its spans index, ``title`` the statement."""
 
     def source(node: ast.Expr) -> str:
         return text[node.span.start : node.span.end]
 
-    lines = [f"**`{text.strip()}`** = **{show(value)}**", ""]
+    lines = [f"**`{title.strip()}`** = **{show(value)}**", ""]
     for call in calls:
         lines += explain_call(call, source) + [""]
     for field in _fields_used(expr):
@@ -158,3 +159,37 @@ def _definitions(names: list[str], binding: Callable[[str], Binding | None], lin
         lines.append(f"- `{name} = {found.source}` = {show(found.value)} ({line_of(found)})")
         queue += [n for n in names_used(found.expr) if n not in seen]
     return lines
+
+
+def derivation_at(analysis: DocumentAnalysis, offset: int) -> str | None:
+    """The derivation of the value shown at ``offset`` (a calc statement or inline value), or None."""
+    import numpy as np
+
+    from scaling_core.expr.evaluator import EvaluationError, Evaluator
+    from scaling_core.units.registry import default_registry
+
+    shown = next((v for v in analysis.values if v.span.contains(offset) and v.expr is not None), None)
+    if shown is None or shown.expr is None:
+        return None
+    problem = next((p.span for p in analysis.problems if p.span.contains(shown.span.start)), None)
+
+    def visible(binding: Binding) -> bool:
+        inside = next((p.span for p in analysis.problems if p.span.contains(binding.span.start)), None)
+        return binding.span.start < shown.span.start and (inside is None or inside == problem)
+
+    scope = {name: b for name, b in analysis.exports.items() if b.path != analysis.path}  # imported names
+    for binding in analysis.bindings:
+        if visible(binding):
+            scope[binding.name] = binding
+    evaluator = Evaluator(
+        default_registry(), lambda name: scope[name].value if name in scope else analysis.records.get(name), list
+    )
+    evaluator.trace = []
+    try:
+        with np.errstate(all="ignore"):
+            value = evaluator.top(shown.expr)
+    except EvaluationError:
+        return None
+    title = analysis.text[shown.span.start : shown.span.end]
+    return explain(analysis.text, title, shown.expr, value, evaluator.trace, scope.get, analysis.records,
+                   lambda b: f"line {analysis.line(b.span.start)}" + (f" of {b.path}" if b.path != analysis.path else ""))  # fmt: skip

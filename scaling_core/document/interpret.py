@@ -126,10 +126,10 @@ class Interpreter:
             elif isinstance(statement, ast.Definition):
                 value, display = self.shown_value(statement.expr, statement.convert)
                 self.bind(statement.name, value, statement.name_span, statement.expr)
-                self.values.append(ValueResult(statement.span, display, _quantity(value), statement.name))
+                self.values.append(ValueResult(statement.span, display, _quantity(value), statement.name, expr=statement.expr))
             elif isinstance(statement, ast.Show):
                 value, display = self.shown_value(statement.expr, statement.convert)
-                self.values.append(ValueResult(statement.span, display, _quantity(value), None))
+                self.values.append(ValueResult(statement.span, display, _quantity(value), None, expr=statement.expr))
             else:
                 self.calc_check(statement)
         except EvaluationError as failure:
@@ -213,7 +213,7 @@ class Interpreter:
             self.statement(statements[0])
             if self.values and self.values[-1].span == statements[0].span:
                 last = self.values.pop()
-                self.values.append(ValueResult(region.span, last.display, last.quantity, None, inline=True))
+                self.values.append(ValueResult(region.span, last.display, last.quantity, None, True, last.expr))
             del self.evaluator.hints[hints_before:]
             return
         links = parse_chain(tokens, self.is_unit)

@@ -34,6 +34,8 @@ class ValueResult:
     quantity: Quantity | None
     name: str | None
     inline: bool = False
+    #: The expression shown (for derivations).
+    expr: Expr | None = None
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,8 @@ class DocumentAnalysis:
     exports: dict[str, Binding] = field(default_factory=dict)
     #: Every definition, including problem-local ones (for symbols and hover).
     bindings: list[Binding] = field(default_factory=list)
+    #: The chip records the document was evaluated with.
+    records: dict = field(default_factory=dict)
 
     def line(self, offset: int) -> int:
         """1-based line of an offset."""

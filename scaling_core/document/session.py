@@ -92,7 +92,7 @@ class CalcSession:
         value = interpreter.lookup(statement.name) if isinstance(statement, ast.Definition) else None
         shown = value if value is not None else evaluation.value.quantity
         markdown = explain(
-            last, statement.expr, shown, calls, self._binding, interpreter.records, lambda _b: "defined earlier in this session"
+            last, last, statement.expr, shown, calls, self._binding, interpreter.records, lambda _b: "defined earlier in this session"
         )
         return Explanation(evaluation, markdown)
 

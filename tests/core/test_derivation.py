@@ -34,3 +34,19 @@ def test_margin_eval_explain_prints_the_derivation() -> None:
     result = margin("eval", "--explain", "allgather_time(bf16[1024, 4096].bytes, 4, tpu_v5e)", cwd=ROOT)
     assert result.returncode == 0
     assert "allgather_time = Max(V/W_ici, X*t_hop/2)" in result.stdout
+
+
+def test_derivation_at_a_document_offset_uses_the_scope_there() -> None:
+    from scaling_core.document.derivation import derivation_at
+    from tests.conftest import analyze
+
+    text = (
+        "```calc\nV = bf16[1024, 4096].bytes\nt = allgather_time(V, 4, tpu_v5e)\n```\n\n"
+        "**Question 1:** local V\n\n```calc\nV = 1 GB\nt2 = allgather_time(V, 4, tpu_v5e)\n```\n"
+    )
+    analysis = analyze(text)
+    top = derivation_at(analysis, text.index("t = allgather"))
+    assert top is not None and "= **93.21 µs**" in top and "`V = bf16[1024, 4096].bytes`" in top and "(line 2)" in top
+    local = derivation_at(analysis, text.index("t2 = "))
+    assert local is not None and "`V = 1 GB`" in local and "(line 9)" in local
+    assert derivation_at(analysis, text.index("**Question")) is None
