@@ -89,6 +89,7 @@ def _analyze(text: str, path: str, config: Config, context: ImportContext) -> Do
     result.values, result.checks, result.bindings = interpreter.values, interpreter.checks, interpreter.bindings
     result.exports = dict(interpreter.top)
     result.records = interpreter.records
+    result.references = interpreter.references
     return result
 
 

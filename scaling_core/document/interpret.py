@@ -14,7 +14,7 @@ import numpy as np
 from scaling_core.diagnostics import Diagnostic, Fix, make_diagnostic
 from scaling_core.document.prose import TRAILING_NUMBER, read_number, restyle
 from scaling_core.document.regions import CalcRegion, ClaimRegion, CodeSpanRegion
-from scaling_core.document.results import Binding, CheckResult, ValueResult
+from scaling_core.document.results import Binding, CheckResult, Reference, ValueResult
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.compare import Outcome, compare, last_digit_unit
 from scaling_core.expr.evaluator import EvaluationError, Evaluator, Limits, Value, describe_unit, mismatch_message
@@ -49,8 +49,20 @@ class Interpreter:
     bindings: list[Binding] = field(default_factory=list)
     problem: str | None = None
 
+    references: list[Reference] = field(default_factory=list)
+
     def __post_init__(self) -> None:
         self.evaluator = Evaluator(self.registry, self.lookup, self.visible_names, self.limits)
+        self.evaluator.on_name = self.record_reference
+
+    def record_reference(self, node: ast.Name) -> None:
+        """Remember which definition a name resolved to."""
+        binding = None
+        for scope in (self.local, self.top):
+            if scope is not None and node.name in scope:
+                binding = scope[node.name]
+                break
+        self.references.append(Reference(node.span, node.name, binding))
 
     # -- scope ---------------------------------------------------------------
     def lookup(self, name: str) -> Value | None:
@@ -330,7 +342,9 @@ class Interpreter:
             notes = (f"off by {outcome.slip}",) if outcome.slip else ()
             fixes = self.fixes(kind, claim, outcome, at)
             self.diagnostics.append(make_diagnostic("C001", "check failed: " + message, at, notes=notes, fixes=fixes))
-        self.checks.append(CheckResult(kind, span, status, op, claim, outcome.computed, computed, message, self.problem))
+        allowance = (float(np.max(outcome.allowance[0])), float(np.max(outcome.allowance[1])))
+        self.checks.append(CheckResult(kind, span, status, op, claim, outcome.computed, computed, message, self.problem,
+                                       outcome.claimed, allowance))  # fmt: skip
 
     def fixes(self, kind: str, claim: str, outcome: Outcome, at: Span) -> tuple[Fix, ...]:
         if kind != "claim" or isinstance(outcome.computed.value, np.ndarray):

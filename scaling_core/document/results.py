@@ -26,6 +26,15 @@ class Binding:
 
 
 @dataclass(frozen=True)
+class Reference:
+    """A use of a name, and the definition it resolved to (None for chips)."""
+
+    span: Span
+    name: str
+    binding: Binding | None
+
+
+@dataclass(frozen=True)
 class ValueResult:
     """A value shown in the margin (after a statement or an inline expression)."""
 
@@ -51,6 +60,9 @@ class CheckResult:
     computed_display: str
     message: str
     problem: str | None = None
+    #: The claimed value and how far below/above it the computed value may lie (SI units).
+    claimed: Quantity | None = None
+    allowance: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -84,6 +96,8 @@ class DocumentAnalysis:
     bindings: list[Binding] = field(default_factory=list)
     #: The chip records the document was evaluated with.
     records: dict = field(default_factory=dict)
+    #: Every resolved use of a name, in document order.
+    references: list[Reference] = field(default_factory=list)
 
     def line(self, offset: int) -> int:
         """1-based line of an offset."""

@@ -104,6 +104,8 @@ class Evaluator:
     hints: list[Diagnostic] = field(default_factory=list)
     #: When a list, every library formula call is recorded here (for derivations).
     trace: list | None = None
+    #: Called with each name that resolves through ``lookup`` (for references).
+    on_name: Callable[[ast.Name], None] | None = None
 
     def child(self, lookup: Callable[[str], Value | None]) -> Evaluator:
         """An evaluator for a formula body: its own names, the same units and limits, no trace."""
@@ -163,6 +165,8 @@ class Evaluator:
     def _eval_Name(self, node: ast.Name) -> Value:
         found = self.lookup(node.name)
         if found is not None:
+            if self.on_name is not None:
+                self.on_name(node)
             return found
         unit = self.registry.lookup(node.name)
         if unit is not None and (len(node.name) > 1 or node.name in ("s", "h")):

@@ -30,7 +30,7 @@ Code spans use :func:`parse_chain`: ``expr (("=" | "≈") expr)+``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from scaling_core.diagnostics import Diagnostic, make_diagnostic
 from scaling_core.expr import syntax as ast
@@ -314,8 +314,8 @@ class Parser:
         if token.kind is TokenKind.LPAREN:
             self.advance()
             inner = self.expression()
-            self.expect(TokenKind.RPAREN, "')'")
-            return inner
+            closing = self.expect(TokenKind.RPAREN, "')'")
+            return replace(inner, span=Span(token.span.start, closing.span.end))
         if token.kind is TokenKind.LBRACKET:
             self.advance()
             items = self.arguments(TokenKind.RBRACKET, "']'")

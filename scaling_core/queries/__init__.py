@@ -1,0 +1,1 @@
+"""Editor queries over a finished analysis: pure functions of (analysis, offset)."""

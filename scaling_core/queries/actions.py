@@ -1,0 +1,90 @@
+"""Code actions: fix a wrong claim, turn a prose number into a claim, change a display unit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scaling_core.document.prose import ANY_NUMBER, read_number
+from scaling_core.document.results import DocumentAnalysis
+from scaling_core.text import Span
+from scaling_core.units import dimension
+from scaling_core.units.quantity import Quantity
+from scaling_core.units.registry import default_registry
+
+#: Display units offered for "show in …", by dimension.
+_ALTERNATIVES = {
+    dimension.pack({"time": 1}): ("us", "ms", "s", "min", "h", "days"),
+    dimension.pack({"information": 1}): ("kB", "MB", "GB", "TB", "KiB", "MiB", "GiB"),
+    dimension.pack({"information": 1, "time": -1}): ("GB/s", "TB/s"),
+    dimension.pack({"computation": 1}): ("FLOP", "TFLOP", "PFLOP"),
+    dimension.pack({"computation": 1, "time": -1}): ("TFLOP/s", "PFLOP/s"),
+}
+
+
+@dataclass(frozen=True)
+class Action:
+    """A code action: its title, kind and the text edits it makes."""
+
+    title: str
+    kind: str  # "quickfix" or "refactor"
+    edits: tuple[tuple[Span, str], ...]
+    #: The diagnostic code it fixes, if any.
+    fixes: str | None = None
+    preferred: bool = False
+
+
+def code_actions(analysis: DocumentAnalysis, start: int, end: int) -> list[Action]:
+    """Actions available for the range ``[start, end]``."""
+    actions = [
+        Action(fix.title, "quickfix", ((fix.span, fix.text),), diagnostic.code, True)
+        for diagnostic in analysis.diagnostics
+        if diagnostic.span.start <= end and start <= diagnostic.span.end
+        for fix in diagnostic.fixes
+    ]
+    actions += _claim_actions(analysis, start, end)
+    actions += _unit_actions(analysis, start, end)
+    return actions
+
+
+def _claim_actions(analysis: DocumentAnalysis, start: int, end: int) -> list[Action]:
+    line_start = analysis.text.rfind("\n", 0, start) + 1
+    line_end = analysis.text.find("\n", end)
+    line_end = len(analysis.text) if line_end < 0 else line_end
+    registry = default_registry()
+    found = []
+    for match in ANY_NUMBER.finditer(analysis.text, line_start, line_end):
+        if not (match.start() <= end and start <= match.end()) or analysis.text.startswith("<!--", match.end()):
+            continue
+        if any(c.span.start <= match.start() < c.span.end for c in analysis.checks):
+            continue
+        number = read_number(match)
+        unit = registry.lookup(number.unit) if number.unit else None
+        claimed = Quantity(number.value * (unit.factor if unit else 1.0), unit.dim if unit else 0)
+        for binding in reversed(analysis.bindings):
+            value = binding.value
+            if binding.span.start < match.start() and isinstance(value, Quantity) and _close(value, claimed):
+                marker = f"<!-- ≈ {binding.name} -->"
+                found.append(Action(f"Check {match.group()} against {binding.name}", "refactor",
+                                    ((Span(match.end(), match.end()), marker),)))  # fmt: skip
+                break
+    return found
+
+
+def _close(value: Quantity, claimed: Quantity) -> bool:
+    if isinstance(value.value, float) is False or not claimed.value:
+        return False
+    if value.dim != claimed.dim and not (claimed.dim == 0 and value.dim == 0):
+        return False
+    return abs(value.value / claimed.value - 1) <= 0.05
+
+
+def _unit_actions(analysis: DocumentAnalysis, start: int, end: int) -> list[Action]:
+    actions = []
+    for shown in analysis.values:
+        if shown.inline or shown.quantity is None or not (shown.span.start <= end and start <= shown.span.end):
+            continue
+        if "->" in analysis.text[shown.span.start : shown.span.end] or "→" in analysis.text[shown.span.start : shown.span.end]:
+            continue
+        for unit in _ALTERNATIVES.get(shown.quantity.dim, ()):
+            actions.append(Action(f"Show in {unit}", "refactor", ((Span(shown.span.end, shown.span.end), f" -> {unit}"),)))
+    return actions

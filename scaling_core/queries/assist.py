@@ -1,0 +1,112 @@
+"""Completion and signature help for calc text."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from scaling_core.document.results import DocumentAnalysis
+from scaling_core.expr.functions import FUNCTIONS
+from scaling_core.formulas import LIBRARY
+from scaling_core.hardware.catalog import FIELDS, Record
+from scaling_core.units.display import format_quantity
+from scaling_core.units.registry import default_registry
+
+_FIELD_PREFIX = re.compile(r"([^\W\d]\w*)\.(\w*)\Z")
+_WORD_PREFIX = re.compile(r"(\d\s?)?(\w*)\Z")
+_SHAPE_FIELDS = ("bytes", "size", "bits")
+COMMON_UNITS = ("s", "ms", "us", "ns", "min", "h", "days", "byte", "kB", "MB", "GB", "TB", "KiB", "MiB", "GiB",
+                "FLOP", "FLOP/s", "byte/s", "GB/s", "TB/s", "USD", "USD/h", "token", "param", "chip")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One completion item."""
+
+    label: str
+    kind: str  # "variable", "field", "function", "unit", "chip"
+    detail: str
+    documentation: str = ""
+
+
+@dataclass(frozen=True)
+class Signature:
+    """Signature help: the call's signature, its documentation and the active parameter."""
+
+    label: str
+    documentation: str
+    parameters: tuple[str, ...]
+    active: int
+
+
+def completions(analysis: DocumentAnalysis, offset: int) -> list[Completion]:
+    """What may be typed at ``offset``: fields after ``chip.``, units after a number, else names."""
+    line_start = analysis.text.rfind("\n", 0, offset) + 1
+    before = analysis.text[line_start:offset]
+    field = _FIELD_PREFIX.search(before)
+    if field is not None:
+        record = analysis.records.get(field.group(1))
+        if isinstance(record, Record):
+            return [Completion(name, "field", format_quantity(value, 4), record.sources.get(name, ""))
+                    for name, value in record.fields.items()]  # fmt: skip
+        return [Completion(name, "field", "shape field") for name in _SHAPE_FIELDS]
+    word = _WORD_PREFIX.search(before)
+    if word is not None and word.group(1):
+        registry = default_registry()
+        return [Completion(unit, "unit", "unit") for unit in COMMON_UNITS if unit.startswith(word.group(2))] + [
+            Completion(s, "unit", "unit") for s in registry.spellings()
+            if s.startswith(word.group(2)) and word.group(2) and s not in COMMON_UNITS
+        ][:50]  # fmt: skip
+    items: dict[str, Completion] = {}
+    for binding in analysis.bindings:
+        if binding.span.start < offset:
+            items[binding.name] = Completion(binding.name, "variable", binding.source)
+    for name, binding in analysis.exports.items():
+        items.setdefault(name, Completion(name, "variable", binding.source))
+    for name, record in analysis.records.items():
+        items.setdefault(name, Completion(name, "chip", record.title))
+    for name, (_low, _high, doc, _impl) in FUNCTIONS.items():
+        items.setdefault(name, Completion(name, "function", doc))
+    for name, formula in LIBRARY.items():
+        items.setdefault(name, Completion(name, "function", formula.signature, f"{formula.doc}\n\n{formula.source}"))
+    prefix = word.group(2) if word else ""
+    return [item for item in items.values() if item.label.startswith(prefix)]
+
+
+def signature_at(analysis: DocumentAnalysis, offset: int) -> Signature | None:
+    """The innermost call open at ``offset`` on its line, with the active argument."""
+    line_start = analysis.text.rfind("\n", 0, offset) + 1
+    before = analysis.text[line_start:offset]
+    depth = 0
+    commas = 0
+    for position in range(len(before) - 1, -1, -1):
+        char = before[position]
+        if char in ")]":
+            depth += 1
+        elif char in "([":
+            if depth == 0:
+                if char == "[":
+                    return None
+                name = re.search(r"([^\W\d]\w*)\Z", before[:position])
+                return _signature(name.group(1), commas) if name else None
+            depth -= 1
+        elif char == "," and depth == 0:
+            commas += 1
+    return None
+
+
+def _signature(name: str, active: int) -> Signature | None:
+    if name in LIBRARY:
+        formula = LIBRARY[name]
+        params = tuple(f"{p.name}: {p.unit or 'count'}" for p in formula.params)
+        return Signature(formula.signature, f"{formula.doc}\n\n{formula.source}", params, active)
+    if name in FUNCTIONS:
+        low, high, doc, _impl = FUNCTIONS[name]
+        params = tuple(f"x{i + 1}" for i in range(max(low, 1) if high is None else high))
+        return Signature(f"{name}({', '.join(params)}{', …' if high is None else ''})", doc, params, active)
+    return None
+
+
+def field_documentation(name: str) -> str:
+    """What a chip field means (for hover on ``h100.hbm_bw``)."""
+    return FIELDS[name][1] if name in FIELDS else ""

@@ -1,0 +1,87 @@
+"""Hover text: derivations, check verdicts, chip fields and formulas, as Markdown."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from scaling_core.document.derivation import derivation_at, show
+from scaling_core.document.results import CheckResult, DocumentAnalysis
+from scaling_core.formulas import LIBRARY
+from scaling_core.queries.assist import field_documentation
+from scaling_core.queries.navigation import binding_at
+from scaling_core.units.display import format_quantity
+from scaling_core.units.quantity import Quantity
+
+_WORD = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)?")
+
+
+def hover_at(analysis: DocumentAnalysis, offset: int) -> str | None:
+    """Markdown for the hover at ``offset``, or None when there is nothing to say."""
+    word = _word_at(analysis.text, offset)
+    if word is not None:
+        text = _chip_field(analysis, word) or _formula(word)
+        if text:
+            return text
+    check = next((c for c in analysis.checks if c.span.contains(offset)), None)
+    if check is not None:
+        return _check(check)
+    binding = binding_at(analysis, offset)
+    if binding is not None and binding.path == analysis.path:
+        derivation = derivation_at(analysis, binding.span.start)
+        if derivation:
+            return derivation
+    if binding is not None:
+        return f"**`{binding.name} = {binding.source}`** = **{show(binding.value)}**\n\nDefined in {binding.path}.\n"
+    return derivation_at(analysis, offset)
+
+
+def _word_at(text: str, offset: int) -> str | None:
+    start = max(0, offset - 64)
+    for match in _WORD.finditer(text, start, min(len(text), offset + 64)):
+        if match.start() <= offset <= match.end():
+            return match.group()
+    return None
+
+
+def _chip_field(analysis: DocumentAnalysis, word: str) -> str | None:
+    chip_name, _, field = word.partition(".")
+    record = analysis.records.get(chip_name)
+    if record is None:
+        return None
+    if not field:
+        rows = [f"| `{name}` | {format_quantity(value, 4)} |" for name, value in record.fields.items()]
+        return f"**{record.name}**: {record.title}\n\n| field | value |\n|---|---|\n" + "\n".join(rows) + "\n"
+    if field not in record.fields:
+        return None
+    note = f"\n\nNote: {record.notes[field]}" if field in record.notes else ""
+    meaning = field_documentation(field)
+    written = f" (written `{record.texts[field]}`)" if field in record.texts else ""
+    return (f"**`{word}`** = **{format_quantity(record.fields[field], 4)}**{written}\n\n{meaning}\n\n"
+            f"Source: {record.sources.get(field, '')}{note}\n")  # fmt: skip
+
+
+def _formula(word: str) -> str | None:
+    formula = LIBRARY.get(word)
+    if formula is None:
+        return None
+    return f"**`{formula.signature}`**\n\n{formula.doc}\n\n    {formula.body}\n\nSource: {formula.source}\n"
+
+
+def _check(check: CheckResult) -> str:
+    verdict = {"pass": "passes", "fail": "fails", "warn": "needs a unit", "skip": "was not evaluated"}[check.status]
+    lines = [f"**Check {verdict}**: `{check.op} {check.claim}`", ""]
+    if check.computed is not None:
+        lines.append(f"- computed: {format_quantity(check.computed, 6)}")
+    if check.claimed is not None:
+        lines.append(f"- claimed: {format_quantity(check.claimed, 6)} (`{check.claim}`)")
+    if check.computed is not None and check.claimed is not None and not isinstance(check.computed.value, np.ndarray):
+        difference = Quantity(float(check.computed.value) - float(check.claimed.value), check.claimed.dim)
+        relative = abs(float(check.computed.value) / float(check.claimed.value) - 1) if check.claimed.value else 0.0
+        lines.append(f"- difference: {format_quantity(difference, 3)} ({relative:.1%})")
+    if check.allowance is not None and check.claimed is not None and check.op in ("=", "==", "≈", "~="):
+        below, above = (format_quantity(Quantity(x, check.claimed.dim), 2) for x in check.allowance)
+        lines.append(f"- tolerance: −{below} / +{above}")
+    lines += ["", check.message]
+    return "\n".join(lines) + "\n"

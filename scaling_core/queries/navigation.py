@@ -1,0 +1,70 @@
+"""Definitions, references, renames and document symbols."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from scaling_core.document.results import Binding, DocumentAnalysis
+from scaling_core.text import Span
+
+_NAME = re.compile(r"[^\W\d]\w*\Z")
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A document symbol: a problem (with its definitions inside) or a definition."""
+
+    name: str
+    detail: str
+    kind: str  # "problem" or "definition"
+    span: Span
+    selection: Span
+    children: tuple[Symbol, ...] = ()
+
+
+def _same(a: Binding, b: Binding) -> bool:
+    return a.path == b.path and a.span == b.span
+
+
+def binding_at(analysis: DocumentAnalysis, offset: int) -> Binding | None:
+    """The definition named at ``offset``: on a definition's name or on a use of it."""
+    for binding in analysis.bindings:
+        if binding.span.contains(offset):
+            return binding
+    for reference in analysis.references:
+        if reference.span.contains(offset):
+            return reference.binding
+    return None
+
+
+def references_to(analysis: DocumentAnalysis, target: Binding, *, include_definition: bool = True) -> list[Span]:
+    """Spans in this document that name ``target`` (its definition first, if here)."""
+    spans = [b.span for b in analysis.bindings if include_definition and _same(b, target)]
+    spans += [r.span for r in analysis.references if r.binding is not None and _same(r.binding, target)]
+    return spans
+
+
+def is_valid_name(name: str) -> bool:
+    """Whether ``name`` can be a calc-language name."""
+    return bool(_NAME.match(name)) and name != "import"
+
+
+def document_symbols(analysis: DocumentAnalysis) -> list[Symbol]:
+    """Problems (containing their definitions) and top-level definitions, in order."""
+    problems = analysis.problems
+    symbols: list[Symbol] = []
+    inside: dict[int, list[Symbol]] = {i: [] for i in range(len(problems))}
+    for binding in analysis.bindings:
+        symbol = Symbol(binding.name, binding.source, "definition", binding.span, binding.span)
+        owner = next((i for i, p in enumerate(problems) if p.span.contains(binding.span.start)), None)
+        if owner is None:
+            symbols.append(symbol)
+        else:
+            inside[owner].append(symbol)
+    for i, problem in enumerate(problems):
+        detail = f"{problem.status}: {problem.passed}/{problem.total} checks pass"
+        symbols.append(Symbol(f"{problem.ident}: {problem.title}" if problem.title != problem.ident else problem.ident,
+                              detail, "problem", problem.span, problem.title_span, tuple(inside[i])))  # fmt: skip
+    symbols.sort(key=lambda s: s.span.start)
+    return symbols
