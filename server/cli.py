@@ -55,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("-o", "--output", type=Path, help="write here (atomically) instead of stdout")
     render.add_argument("--config", type=Path)
 
+    lsp = commands.add_parser("lsp", help="run the language server (stdio by default)")
+    lsp.add_argument("--tcp", type=int, metavar="PORT", help="listen on 127.0.0.1:PORT instead of stdio")
+
     hardware = commands.add_parser("hardware", help="print the hardware catalog with sources")
     hardware.add_argument("chip", nargs="?")
     hardware.add_argument("--config", type=Path)
@@ -69,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as stop:
         return int(stop.code or 0) and 2
     try:
-        handler = {"check": run_check, "eval": run_eval, "render": run_render, "hardware": run_hardware}[args.command]
+        handlers = {"check": run_check, "eval": run_eval, "render": run_render, "hardware": run_hardware, "lsp": run_lsp}
+        handler = handlers[args.command]
         return handler(args)
     except UsageError as error:
         print(f"margin: {error}", file=sys.stderr)
@@ -197,4 +201,19 @@ def run_hardware(args: argparse.Namespace) -> int:
             note = f" ({record.notes[field]})" if field in record.notes else ""
             print(f"  {field:<19} {shown:<15} {record.sources.get(field, '')}{note}")
         print()
+    return 0
+
+
+def run_lsp(args: argparse.Namespace) -> int:
+    """``margin lsp``: pygls is imported only here, so ``check`` stays light."""
+    import logging
+
+    from server.lsp.app import create_server
+
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)  # never stdout: that is the protocol
+    server = create_server()
+    if args.tcp:
+        server.start_tcp("127.0.0.1", args.tcp)
+    else:
+        server.start_io()
     return 0

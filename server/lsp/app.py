@@ -1,0 +1,163 @@
+"""The language server: one pygls ``LanguageServer`` holding a :class:`State`.
+
+Diagnostics are pushed (``publishDiagnostics``, with the version) unless the
+client supports pull diagnostics, which are then answered with
+``uri@version`` result ids.  Errors are logged, never shown per keystroke.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+
+import scaling_core
+from scaling_core import DocumentAnalysis
+from server.lsp import features
+from server.lsp.convert import diagnostic
+from server.lsp.documents import Document, uri_to_path
+from server.lsp.state import State, settings_to_config
+
+log = logging.getLogger(__name__)
+
+
+class MarginProtocol(LanguageServerProtocol):
+    """pygls's protocol, minus its own handling of ``didChange``.
+
+    pygls 2.1 splits document lines at U+2028 (``str.splitlines``) and clamps
+    out-of-range positions by assigning to the client's own ``Position``
+    objects, so the change our handler receives is already corrupted.  We keep
+    our own document model (:mod:`server.lsp.documents`), so the change is
+    passed through untouched.
+    """
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):  # type: ignore[no-untyped-def]
+        if (user_handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield user_handler, (params,), None
+
+
+class MarginServer(LanguageServer):
+    """pygls server plus Margin's state."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "margin", scaling_core.__version__, protocol_cls=MarginProtocol,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+        )  # fmt: skip
+        self.state = State(self.push)
+        self.pull = False
+        self.settings: object = None
+
+    @property
+    def encoding(self) -> str:
+        """The negotiated position encoding."""
+        return str(self.workspace.position_encoding or "utf-16")
+
+    def push(self, document: Document, analysis: DocumentAnalysis) -> None:
+        """Publish diagnostics for one analysed version (push clients only)."""
+        if self.pull:
+            if self.client_supports_refresh():
+                self.workspace_diagnostic_refresh(None)
+            return
+        converter = document.converter(self.encoding)
+        items = [diagnostic(converter, document.uri, d) for d in analysis.diagnostics]
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=document.uri, version=document.version, diagnostics=items)
+        )
+        if self.client_supports_inlay_refresh():
+            self.workspace_inlay_hint_refresh(None)
+
+    def client_supports_refresh(self) -> bool:
+        workspace = self.client_capabilities.workspace
+        return bool(workspace and workspace.diagnostics and workspace.diagnostics.refresh_support)
+
+    def client_supports_inlay_refresh(self) -> bool:
+        workspace = self.client_capabilities.workspace
+        return bool(workspace and workspace.inlay_hint and workspace.inlay_hint.refresh_support)
+
+    def report_server_error(self, error: Exception, source: object) -> None:  # type: ignore[override]
+        """Log errors; never pop a message up per keystroke."""
+        log.error("server error in %s", source, exc_info=error)
+        self.window_log_message(types.LogMessageParams(types.MessageType.Error, f"margin: {error!r}"))
+
+    def apply_settings(self, settings: object) -> None:
+        """Editor settings over the project's configuration."""
+        self.settings = settings
+        problems = self.state.set_root(self.state.root)
+        config, more = settings_to_config(self.state.config, settings)
+        self.state.config = config
+        for problem in problems + more:
+            self.window_log_message(types.LogMessageParams(types.MessageType.Warning, f"margin settings: {problem}"))
+
+
+def watch_parent(pid: int | None, interval_s: float = 2.0) -> None:
+    """Exit when the editor that started us has gone (it may not send shutdown)."""
+    if not pid:
+        return
+
+    def watch() -> None:
+        while True:
+            time.sleep(interval_s)
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                os._exit(0)
+            except PermissionError:
+                pass
+
+    threading.Thread(target=watch, name="margin-parent-watchdog", daemon=True).start()
+
+
+def create_server() -> MarginServer:
+    """A server with every feature registered."""
+    server = MarginServer()
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: MarginServer, params: types.InitializeParams) -> None:
+        root = params.root_uri or (params.workspace_folders[0].uri if params.workspace_folders else None)
+        ls.state.set_root(Path(uri_to_path(root)) if root else None)
+        text_document = params.capabilities.text_document
+        ls.pull = bool(text_document and text_document.diagnostic)
+        ls.apply_settings(params.initialization_options)
+        watch_parent(params.process_id)
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: MarginServer, params: types.InitializedParams) -> None:
+        workspace = ls.client_capabilities.workspace
+        if workspace and workspace.configuration:
+            await _fetch_settings(ls)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(ls: MarginServer, params: types.DidChangeConfigurationParams) -> None:
+        workspace = ls.client_capabilities.workspace
+        if workspace and workspace.configuration:
+            await _fetch_settings(ls)
+        elif params.settings is not None:
+            ls.apply_settings(params.settings)
+        for uri in ls.state.documents:
+            ls.state.schedule(uri, 0)
+
+    features.register(server)
+    return server
+
+
+async def _fetch_settings(ls: MarginServer) -> None:
+    try:
+        result = await ls.workspace_configuration_async(
+            types.ConfigurationParams(items=[types.ConfigurationItem(section="margin")])
+        )
+    except Exception as error:  # noqa: BLE001 - a client without settings is fine
+        log.info("workspace/configuration failed: %r", error)
+        return
+    if result and result[0] is not None:
+        ls.apply_settings({"margin": result[0]})
+        for uri in ls.state.documents:
+            ls.state.schedule(uri, 0)

@@ -1,0 +1,88 @@
+"""The only module that converts between core spans (code points) and LSP positions.
+
+LSP characters count UTF-16 code units by default, or UTF-8 bytes / UTF-32 code
+points when negotiated.  Lines end at ``\\n``, ``\\r\\n`` or ``\\r`` only (our
+:class:`LineIndex`), so U+2028 and friends are ordinary characters.
+"""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from scaling_core import Diagnostic, LineIndex, Severity, Span
+
+
+def _units(char: str, encoding: str) -> int:
+    if encoding == "utf-32":
+        return 1
+    point = ord(char)
+    if encoding == "utf-8":
+        return 1 if point < 0x80 else 2 if point < 0x800 else 3 if point < 0x10000 else 4
+    return 2 if point > 0xFFFF else 1
+
+
+class PositionConverter:
+    """Converts offsets of one text version to and from LSP positions."""
+
+    def __init__(self, index: LineIndex, encoding: str) -> None:
+        self.index = index
+        self.encoding = str(encoding)
+        self.ascii = index.text.isascii()
+
+    def position(self, offset: int) -> types.Position:
+        """The LSP position of a code-point offset."""
+        line, column = self.index.position(offset)
+        if self.ascii or self.encoding == "utf-32":
+            return types.Position(line=line, character=column)
+        start = self.index.line_starts[line]
+        prefix = self.index.text[start : start + column]
+        return types.Position(line=line, character=sum(_units(c, self.encoding) for c in prefix))
+
+    def offset(self, position: types.Position) -> int:
+        """The code-point offset of an LSP position (clamped to its line)."""
+        line = position.line
+        if line >= self.index.line_count:
+            return len(self.index.text)
+        start = self.index.line_starts[line]
+        end = self.index.line_end(line)
+        if self.ascii or self.encoding == "utf-32":
+            return min(start + position.character, end)
+        counted = 0
+        offset = start
+        while offset < end and counted < position.character:
+            counted += _units(self.index.text[offset], self.encoding)
+            offset += 1
+        return offset
+
+    def range(self, span: Span) -> types.Range:
+        """The LSP range of a span."""
+        return types.Range(start=self.position(span.start), end=self.position(span.end))
+
+    def span(self, lsp_range: types.Range) -> Span:
+        """The span of an LSP range."""
+        return Span(self.offset(lsp_range.start), self.offset(lsp_range.end))
+
+
+_SEVERITY = {
+    Severity.ERROR: types.DiagnosticSeverity.Error,
+    Severity.WARNING: types.DiagnosticSeverity.Warning,
+    Severity.INFORMATION: types.DiagnosticSeverity.Information,
+    Severity.HINT: types.DiagnosticSeverity.Hint,
+}
+
+
+def diagnostic(converter: PositionConverter, uri: str, item: Diagnostic) -> types.Diagnostic:
+    """A core diagnostic as an LSP diagnostic (notes appended, related locations kept)."""
+    message = item.message + "".join(f"\n{note}" for note in item.notes)
+    related = [
+        types.DiagnosticRelatedInformation(types.Location(uri, converter.range(r.span)), r.message)
+        for r in item.related
+    ]
+    return types.Diagnostic(
+        range=converter.range(item.span),
+        message=message,
+        severity=_SEVERITY[item.severity],
+        code=item.code,
+        source="margin",
+        related_information=related or None,
+    )

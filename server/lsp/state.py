@@ -1,0 +1,154 @@
+"""Server state: open documents, analyses keyed by version, debounced scheduling.
+
+Analyses run in one worker thread on immutable text snapshots, so requests
+keep being answered meanwhile.  A result is stored only if its document is
+still at the version it analysed; older work is dropped, never published.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from scaling_core import Config, DocumentAnalysis, analyze_document, config_from_mapping
+from scaling_core.document.analysis import ImportContext
+from server.lsp.documents import Document
+from server.workspace import UsageError, find_project, read_text
+
+log = logging.getLogger(__name__)
+_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
+
+
+def settings_to_config(base: Config, settings: Any) -> tuple[Config, list[str]]:
+    """Editor settings (camelCase or snake_case, optionally under ``margin``) over the project config."""
+    if not isinstance(settings, dict):
+        return base, []
+    table = settings.get("margin", settings)
+    if not isinstance(table, dict):
+        return base, ["settings must be an object"]
+    merged: dict[str, Any] = {k: getattr(base, k) for k in ("tolerance", "code_spans", "trust", "check_frequency",
+                                                            "max_array_elements")}  # fmt: skip
+    merged.update({_CAMEL.sub("_", key).lower(): value for key, value in table.items()})
+    config, problems = config_from_mapping({k: list(v) if isinstance(v, tuple) else v for k, v in merged.items()})
+    return _with(base, config), problems
+
+
+def _with(base: Config, editor: Config) -> Config:
+    from dataclasses import replace
+
+    return replace(editor, include=base.include, exclude=base.exclude, chips=base.chips or editor.chips,
+                   severity={**base.severity, **editor.severity}, targets=base.targets)  # fmt: skip
+
+
+class State:
+    """Documents, configuration and analyses for one client session."""
+
+    def __init__(self, publish: Callable[[Document, DocumentAnalysis], Awaitable[None] | None]) -> None:
+        self.documents: dict[str, Document] = {}
+        self.analyses: dict[str, tuple[int, DocumentAnalysis]] = {}
+        self.config = Config()
+        self.root: Path | None = None
+        self.debounce_s = 0.01
+        self._publish = publish
+        self._pending: dict[str, asyncio.Task[None]] = {}
+        self._waiters: dict[tuple[str, int], list[asyncio.Future[DocumentAnalysis]]] = {}
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="margin-analysis")
+
+    def set_root(self, root: Path | None) -> list[str]:
+        """Load the project configuration from the workspace root."""
+        self.root = root
+        if root is None:
+            return []
+        try:
+            self.config = find_project(root).config
+        except UsageError as error:
+            return [str(error)]
+        return []
+
+    # -- documents -----------------------------------------------------------
+    def loader(self, importer: str, target: str) -> tuple[str, str] | None:
+        """Imports see open documents first, then the disk."""
+        bases = [b for b in (self.root, Path(importer).parent) if b is not None]
+        for base in bases:
+            candidate = (base / target).resolve()
+            for document in self.documents.values():
+                if document.path == str(candidate):
+                    return document.path, document.text
+            if candidate.is_file():
+                return str(candidate), read_text(candidate)
+        return None
+
+    def analyze_now(self, document: Document) -> DocumentAnalysis:
+        """Analyse a snapshot synchronously (runs in the worker thread)."""
+        return analyze_document(document.text, document.path, self.config, context=ImportContext(self.loader))
+
+    # -- scheduling ----------------------------------------------------------
+    def schedule(self, uri: str, delay: float | None = None) -> None:
+        """(Re)start the debounced analysis of ``uri``."""
+        pending = self._pending.pop(uri, None)
+        if pending is not None:
+            pending.cancel()
+        task = asyncio.get_running_loop().create_task(self._run(uri, self.debounce_s if delay is None else delay))
+        self._pending[uri] = task
+        task.add_done_callback(self._log_failure)
+
+    @staticmethod
+    def _log_failure(task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            log.error("analysis failed", exc_info=task.exception())
+
+    async def _run(self, uri: str, delay: float) -> None:
+        if delay:
+            await asyncio.sleep(delay)
+        document = self.documents.get(uri)
+        if document is None:
+            return
+        loop = asyncio.get_running_loop()
+        analysis = await loop.run_in_executor(self._executor, self.analyze_now, document)
+        current = self.documents.get(uri)
+        if current is None or current.version != document.version:
+            return  # stale: a newer version is on its way
+        self.analyses[uri] = (document.version, analysis)
+        for key in [k for k in self._waiters if k[0] == uri and k[1] <= document.version]:
+            for waiter in self._waiters.pop(key):
+                if not waiter.done():
+                    waiter.set_result(analysis)
+        published = self._publish(document, analysis)
+        if published is not None:
+            await published
+
+    async def analysis(self, uri: str) -> tuple[Document, DocumentAnalysis] | None:
+        """The analysis of the current version of ``uri`` (waits for it if needed)."""
+        document = self.documents.get(uri)
+        if document is None:
+            return None
+        stored = self.analyses.get(uri)
+        if stored is not None and stored[0] == document.version:
+            return document, stored[1]
+        waiter: asyncio.Future[DocumentAnalysis] = asyncio.get_running_loop().create_future()
+        self._waiters.setdefault((uri, document.version), []).append(waiter)
+        if uri not in self._pending or self._pending[uri].done():
+            self.schedule(uri, 0)
+        analysis = await waiter
+        return self.documents.get(uri, document), analysis
+
+    def latest(self, uri: str) -> tuple[Document, DocumentAnalysis] | None:
+        """The newest stored analysis and the document version it belongs to (may lag behind edits)."""
+        stored = self.analyses.get(uri)
+        document = self.documents.get(uri)
+        if stored is None or document is None:
+            return None
+        return (document if document.version == stored[0] else None) or Document(uri, stored[0], stored[1].text), stored[1]
+
+    def close(self, uri: str) -> None:
+        """Forget a closed document."""
+        self.documents.pop(uri, None)
+        self.analyses.pop(uri, None)
+        pending = self._pending.pop(uri, None)
+        if pending is not None:
+            pending.cancel()

@@ -1,0 +1,71 @@
+"""The real server over stdio, driven by pytest-lsp under recorded editor profiles."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+WORKSPACE = Path(__file__).parent / "workspace"
+PROFILES = ["neovim", "visual_studio_code"]
+
+
+@pytest_lsp.fixture(
+    params=PROFILES,
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "server", "lsp"]),
+)
+async def client(lsp_client: LanguageClient, request):  # type: ignore[no-untyped-def]
+    """An initialised client with the editor's recorded capabilities."""
+    params = types.InitializeParams(
+        capabilities=client_capabilities(request.param),
+        root_uri=WORKSPACE.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(WORKSPACE.as_uri(), "workspace")],
+    )
+    result = await lsp_client.initialize_session(params)
+    lsp_client.margin_encoding = str(result.capabilities.position_encoding or "utf-16")  # type: ignore[attr-defined]
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+def uses_pull(client: LanguageClient) -> bool:
+    """Whether the profile pulls diagnostics (then the server does not push)."""
+    capabilities = client.capabilities
+    return bool(capabilities and capabilities.text_document and capabilities.text_document.diagnostic)
+
+
+def encoding(client: LanguageClient) -> str:
+    """The position encoding the server chose (from its initialize result)."""
+    return str(getattr(client, "margin_encoding", "utf-16"))
+
+
+def character(line_text: str, column: int, encoding_name: str) -> int:
+    """A code-point column in LSP units, computed independently of the server."""
+    prefix = line_text[:column]
+    if encoding_name == "utf-8":
+        return len(prefix.encode("utf-8"))
+    if encoding_name == "utf-32":
+        return len(prefix)
+    return len(prefix.encode("utf-16-le")) // 2
+
+
+async def open_document(client: LanguageClient, name: str, text: str, version: int = 1) -> str:
+    """Open ``text`` as ``workspace/name``; return its uri."""
+    uri = (WORKSPACE / name).as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "markdown", version, text)))
+    return uri
+
+
+async def diagnostics(client: LanguageClient, uri: str, version: int) -> list[types.Diagnostic]:
+    """The diagnostics of ``uri`` at ``version``: pulled, or waited for until pushed."""
+    if uses_pull(client):
+        report = await client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri))
+        )
+        return list(report.items)
+    while True:
+        params = await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        if params.uri == uri and params.version == version:
+            return list(params.diagnostics)

@@ -1,0 +1,125 @@
+"""End-to-end: the real server over stdio, under the Neovim and VS Code profiles."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from tests.lsp.conftest import character, diagnostics, encoding, open_document
+
+DRAFT = (
+    "# 速度 🚀 draft\u2028still the title line\n"
+    "\n"
+    "```calc\n"
+    "t = 1.7e7 byte / (9e10 byte/s)\n"
+    "```\n"
+    "\n"
+    "速度 🚀🚀 it takes about **170 ms**<!-- ≈ t --> and `2 * 3 = 7` 中文.\n"
+)
+
+
+async def test_diagnostics_have_exact_ranges_with_emoji_cjk_and_line_separators(client: LanguageClient) -> None:
+    uri = await open_document(client, "draft.md", DRAFT)
+    found = await diagnostics(client, uri, 1)
+    line = DRAFT.split("\n")[6]
+    claim = line.index("170 ms")
+    value = line.index("= 7`") + 2
+    name = encoding(client)
+    expected = {
+        ("C001", 6, character(line, claim, name), 6, character(line, claim + 6, name)),
+        ("C001", 6, character(line, value, name), 6, character(line, value + 1, name)),
+    }
+    actual = {(d.code, d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character) for d in found}
+    assert actual == expected
+    assert encoding(client) == ("utf-8" if client.capabilities.general.position_encodings else "utf-16")
+
+
+async def test_inlay_hints_show_values_and_passing_claims(client: LanguageClient) -> None:
+    text = "```calc\nt = 1.7e7 byte / (9e10 byte/s)\n```\n\nAbout 189 µs<!-- ≈ t -->.\n"
+    uri = await open_document(client, "hints.md", text)
+    await diagnostics(client, uri, 1)
+    hints = await client.text_document_inlay_hint_async(
+        types.InlayHintParams(types.TextDocumentIdentifier(uri), types.Range(types.Position(0, 0), types.Position(10, 0)))
+    )
+    labels = {(h.position.line, h.label) for h in hints}
+    assert (1, "  = 189 µs") in labels
+    assert (4, " ✓") in labels
+
+
+async def test_hover_shows_the_derivation(client: LanguageClient) -> None:
+    text = "```calc\nt = allgather_time(bf16[1024, 4096].bytes, 4, tpu_v5e)\n```\n"
+    uri = await open_document(client, "hover.md", text)
+    await diagnostics(client, uri, 1)
+    hover = await client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(1, 2)))
+    assert hover is not None
+    assert "93.21 µs" in hover.contents.value
+    assert "Max(V/W_ici, X*t_hop/2)" in hover.contents.value
+    assert "https://jax-ml.github.io/scaling-book/tpus/" in hover.contents.value
+
+
+async def test_quick_fix_makes_the_diagnostic_go_away_and_changes_nothing_else(client: LanguageClient) -> None:
+    uri = await open_document(client, "fix.md", DRAFT)
+    failing = next(d for d in await diagnostics(client, uri, 1) if "170 ms" in d.message)
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(types.TextDocumentIdentifier(uri), failing.range, types.CodeActionContext([failing]))
+    )
+    fix = next(a for a in actions if a.kind == types.CodeActionKind.QuickFix)
+    (edit,) = fix.edit.changes[uri]
+    assert edit.range == failing.range
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            [types.TextDocumentContentChangePartial(range=edit.range, text=edit.new_text)],
+        )
+    )
+    after = await diagnostics(client, uri, 2)
+    assert [d.message for d in after if "ms" in d.message and d.code == "C001"] == []
+    assert [d.code for d in after] == ["C001"]  # the unrelated `2 * 3 = 7` is untouched
+
+
+async def test_rename_across_two_files(client: LanguageClient) -> None:
+    constants = (await open_document(client, "constants.md", "# Constants\n\n```calc\nW = 4.5e10 byte/s\n```\n"))
+    chapter = await open_document(client, "chapter.md", '```calc\nimport "constants.md"\nt = 1.7e7 byte / W\n```\n')
+    await diagnostics(client, chapter, 1)
+    edit = await client.text_document_rename_async(
+        types.RenameParams(types.TextDocumentIdentifier(chapter), types.Position(2, 17), "W_ici")
+    )
+    assert edit is not None
+    assert [(e.range.start.line, e.range.start.character, e.new_text) for e in edit.changes[constants]] == [(3, 0, "W_ici")]
+    assert [(e.range.start.line, e.range.start.character, e.new_text) for e in edit.changes[chapter]] == [(2, 17, "W_ici")]
+
+
+async def test_no_stale_diagnostics_after_rapid_edits(client: LanguageClient) -> None:
+    uri = await open_document(client, "rapid.md", "`2 * 3 = 6`\n")
+    await diagnostics(client, uri, 1)
+    for version in range(2, 22):
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                [types.TextDocumentContentChangeWholeDocument(text=f"`2 * 3 = {version}`\n")],
+            )
+        )
+    final = await diagnostics(client, uri, 21)
+    assert [d.code for d in final] == ["C001"]
+    assert "not = 21" in final[0].message
+
+
+async def test_completion_signature_symbols_and_definition(client: LanguageClient) -> None:
+    text = "```calc\nB = 128\nx = allgather_time(B, 4, h100)\ny = h100.\n```\n\n**Question 1:** `B * 2 = 256`\n"
+    uri = await open_document(client, "assist.md", text)
+    await diagnostics(client, uri, 1)
+    items = await client.text_document_completion_async(
+        types.CompletionParams(types.TextDocumentIdentifier(uri), types.Position(3, 9))
+    )
+    labels = {i.label for i in (items.items if hasattr(items, "items") else items)}
+    assert {"flops_bf16", "hbm_bw"} <= labels
+    help_ = await client.text_document_signature_help_async(
+        types.SignatureHelpParams(types.TextDocumentIdentifier(uri), types.Position(2, 22))
+    )
+    assert help_ is not None and help_.signatures[0].label == "allgather_time(V, X, chip)" and help_.active_parameter == 1
+    symbols = await client.text_document_document_symbol_async(types.DocumentSymbolParams(types.TextDocumentIdentifier(uri)))
+    assert [s.name for s in symbols][:3] == ["B", "x", "y"] or "Question 1" in [s.name for s in symbols]
+    location = await client.text_document_definition_async(
+        types.DefinitionParams(types.TextDocumentIdentifier(uri), types.Position(2, 19))
+    )
+    assert location is not None and location.range.start.line == 1
