@@ -2,20 +2,41 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 
 import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, default_converter, register_lsp_features
 
 WORKSPACE = Path(__file__).parent / "workspace"
 PROFILES = ["neovim", "visual_studio_code"]
 
 
+TIMEOUT_S = 30
+
+
+def recording_client() -> LanguageClient:
+    """A test client that also records every published diagnostics set by (uri, version)."""
+    client = LanguageClient(converter_factory=default_converter)
+    client.published = {}  # type: ignore[attr-defined]
+    client.published_event = None  # type: ignore[attr-defined]
+
+    def publish(client: LanguageClient, params: types.PublishDiagnosticsParams) -> None:
+        client.diagnostics[params.uri] = params.diagnostics
+        client.published[(params.uri, params.version)] = params.diagnostics  # type: ignore[attr-defined]
+        if client.published_event is not None:  # type: ignore[attr-defined]
+            client.published_event.set()  # type: ignore[attr-defined]
+
+    register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: publish})
+    return client
+
+
 @pytest_lsp.fixture(
     params=PROFILES,
-    config=ClientServerConfig(server_command=[sys.executable, "-m", "server", "lsp"]),
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "server", "lsp"], client_factory=recording_client),
 )
 async def client(lsp_client: LanguageClient, request):  # type: ignore[no-untyped-def]
     """An initialised client with the editor's recorded capabilities."""
@@ -61,11 +82,16 @@ async def open_document(client: LanguageClient, name: str, text: str, version: i
 async def diagnostics(client: LanguageClient, uri: str, version: int) -> list[types.Diagnostic]:
     """The diagnostics of ``uri`` at ``version``: pulled, or waited for until pushed."""
     if uses_pull(client):
-        report = await client.text_document_diagnostic_async(
-            types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri))
+        report = await asyncio.wait_for(
+            client.text_document_diagnostic_async(types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri))),
+            TIMEOUT_S,
         )
         return list(report.items)
+    if client.published_event is None:  # type: ignore[attr-defined]
+        client.published_event = asyncio.Event()  # type: ignore[attr-defined]
+    event: asyncio.Event = client.published_event  # type: ignore[attr-defined]
     while True:
-        params = await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-        if params.uri == uri and params.version == version:
-            return list(params.diagnostics)
+        event.clear()  # the handler runs on this loop, so nothing lands between clear and check
+        if (uri, version) in client.published:  # type: ignore[attr-defined]
+            return list(client.published[(uri, version)])  # type: ignore[attr-defined]
+        await asyncio.wait_for(event.wait(), TIMEOUT_S)

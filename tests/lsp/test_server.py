@@ -102,6 +102,8 @@ async def test_no_stale_diagnostics_after_rapid_edits(client: LanguageClient) ->
     final = await diagnostics(client, uri, 21)
     assert [d.code for d in final] == ["C001"]
     assert "not = 21" in final[0].message
+    published = [version for (published_uri, version) in getattr(client, "published", {}) if published_uri == uri]
+    assert published == sorted(published), "an older version was published after a newer one"
 
 
 async def test_completion_signature_symbols_and_definition(client: LanguageClient) -> None:
