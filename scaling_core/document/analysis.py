@@ -11,12 +11,14 @@ import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numpy as np
 
 from scaling_core.config import Config
 from scaling_core.diagnostics import CODES, Diagnostic, Related, Severity, make_diagnostic
 from scaling_core.document.extract import extract
+from scaling_core.document.incremental import RegionCache
 from scaling_core.document.interpret import Interpreter
 from scaling_core.document.regions import CalcRegion, ClaimRegion, CodeSpanRegion, ProblemRegion, Suppression
 from scaling_core.document.results import Binding, CheckResult, DocumentAnalysis, ProblemResult
@@ -47,20 +49,29 @@ def analyze_document(
     config: Config | None = None,
     loader: SourceLoader | None = None,
     context: ImportContext | None = None,
+    cache: RegionCache | None = None,
 ) -> DocumentAnalysis:
-    """Analyse one Markdown draft: every calc statement, check, claim and problem."""
+    """Analyse one Markdown draft: every calc statement, check, claim and problem.
+
+    With a ``cache`` from the previous analysis of the same document, regions
+    whose text and inputs are unchanged are reused; the result is identical.
+    """
     config = config or Config()
     context = context or ImportContext(loader)
     context.stack.append(path)
+    if cache is not None:
+        cache.begin(config)
     try:
-        return _analyze(text, path, config, context)
+        return _analyze(text, path, config, context, cache)
     finally:
         context.stack.pop()
+        if cache is not None:
+            cache.end()
 
 
-def _analyze(text: str, path: str, config: Config, context: ImportContext) -> DocumentAnalysis:
+def _analyze(text: str, path: str, config: Config, context: ImportContext, cache: RegionCache | None) -> DocumentAnalysis:
     index = LineIndex(text)
-    found = extract(text, index)
+    found = extract(text, index, cache.chunks if cache is not None else None)
     result = DocumentAnalysis(path, text, index)
 
     def import_names(statement: ast.Import) -> dict[str, Binding]:
@@ -68,7 +79,7 @@ def _analyze(text: str, path: str, config: Config, context: ImportContext) -> Do
 
     interpreter = Interpreter(
         default_registry(), text, hardware_records(config), path, config.tolerance,
-        Limits(max_array_elements=config.max_array_elements), import_names,
+        Limits(max_array_elements=config.max_array_elements), import_names, cache=cache,
     )  # fmt: skip
     with np.errstate(all="ignore"):
         _interpret(found.regions, found.problems, interpreter, config)
@@ -107,12 +118,13 @@ def _interpret(regions: list, problems: list[ProblemRegion], interpreter: Interp
                 interpreter.local, interpreter.problem = {}, current.ident
             upcoming += 1
         if isinstance(region, CalcRegion):
-            interpreter.calc_region(region)
+            interpreter.region("calc", region.span.start, region.span.end, partial(interpreter.calc_region, region))
         elif isinstance(region, CodeSpanRegion):
             if config.code_spans or region.role:
-                interpreter.code_span(region)
+                interpreter.region("code", region.span.start, region.span.end, partial(interpreter.code_span, region))
         else:
-            interpreter.claim(region)
+            end = region.marker_span.end
+            interpreter.region("claim", region.number_span.start, end, partial(interpreter.claim, region))
 
 
 def _import(statement: ast.Import, path: str, config: Config, context: ImportContext) -> dict[str, Binding]:

@@ -185,11 +185,14 @@ def derivation_at(analysis: DocumentAnalysis, offset: int) -> str | None:
         default_registry(), lambda name: scope[name].value if name in scope else analysis.records.get(name), list
     )
     evaluator.trace = []
+    from scaling_core.document.incremental import shift_tree
+
+    expr = shift_tree(shown.expr, shown.shift)
     try:
         with np.errstate(all="ignore"):
-            value = evaluator.top(shown.expr)
+            value = evaluator.top(expr)
     except EvaluationError:
         return None
     title = analysis.text[shown.span.start : shown.span.end]
-    return explain(analysis.text, title, shown.expr, value, evaluator.trace, scope.get, analysis.records,
+    return explain(analysis.text, title, expr, value, evaluator.trace, scope.get, analysis.records,
                    lambda b: f"line {analysis.line(b.span.start)}" + (f" of {b.path}" if b.path != analysis.path else ""))  # fmt: skip

@@ -10,21 +10,21 @@ the only module that knows the surface syntax of SPEC §2.1-2.4.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
 
 from markdown_it import MarkdownIt
 
-from scaling_core.diagnostics import Diagnostic, make_diagnostic
+from scaling_core.diagnostics import make_diagnostic
+from scaling_core.document.chunks import ChunkCache, finalize, shift_scan, split_chunks
 from scaling_core.document.prose import TRAILING_NUMBER
 from scaling_core.document.regions import (
     CalcRegion,
+    ChunkScan,
     ClaimRegion,
     CodeSpanRegion,
-    ProblemRegion,
+    Extraction,
+    ProblemStart,
     PythonRegion,
-    Region,
-    Suppression,
 )
 from scaling_core.text import LineIndex, Span
 
@@ -38,17 +38,6 @@ _BACKTICKS = re.compile(r"`+")
 _EMPHASIS_TAIL = re.compile(r"[*_]+$")
 
 
-@dataclass
-class Extraction:
-    """Everything found in one draft, in document order."""
-
-    regions: list[Region] = field(default_factory=list)
-    problems: list[ProblemRegion] = field(default_factory=list)
-    python_blocks: list[PythonRegion] = field(default_factory=list)
-    suppressions: list[Suppression] = field(default_factory=list)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-
-
 @lru_cache(maxsize=1)
 def _block_parser() -> MarkdownIt:
     # Tables need no rule of their own: a table is then a paragraph, whose raw
@@ -58,31 +47,18 @@ def _block_parser() -> MarkdownIt:
     return parser
 
 
-@dataclass
-class _ProblemStart:
-    offset: int
-    title_span: Span
-    ident: str
-    title: str
-    level: int
-
-
 class _Extractor:
     def __init__(self, text: str, index: LineIndex) -> None:
         self.text = text
         self.index = index
-        self.out = Extraction()
+        self.out = ChunkScan()
         self.scanned: set[tuple[int, int]] = set()
-        self.headings: list[tuple[int, int]] = []  # (offset, level)
-        self.bold_starts: list[_ProblemStart] = []
-        self.explicit_open: list[tuple[Span, str]] = []
-        self.off_start: int | None = None
 
     def line_offset(self, line: int) -> int:
         starts = self.index.line_starts
         return starts[line] if line < len(starts) else len(self.text)
 
-    def run(self) -> Extraction:
+    def run(self) -> ChunkScan:
         tokens = _block_parser().parse(self.text)
         section_level = 0
         for position, token in enumerate(tokens):
@@ -91,7 +67,7 @@ class _Extractor:
             first, last = token.map
             if token.type == "heading_open":
                 section_level = int(token.tag[1])
-                self.headings.append((self.line_offset(first), section_level))
+                self.out.headings.append((self.line_offset(first), section_level))
             elif token.type == "fence":
                 self.fence(token.info.strip(), first, last, token.markup)
             elif token.type == "html_block":
@@ -100,8 +76,6 @@ class _Extractor:
                 self.scan_inline(first, last)
                 if tokens[position - 1].type == "paragraph_open":
                     self.maybe_problem(first, section_level)
-        self.close_problems()
-        self.close_suppression_region()
         return self.out
 
     # -- fenced blocks -------------------------------------------------------
@@ -187,11 +161,13 @@ class _Extractor:
         if not terminated:
             return
         if (mark := _PROBLEM_MARK.match(body)) is not None:
-            self.explicit_open.append((span, mark.group(1) or "problem"))
+            self.out.problem_marks.append(("open", span, mark.group(1) or "problem"))
         elif _PROBLEM_END.match(body):
-            self.explicit_close(span)
+            self.out.problem_marks.append(("close", span, ""))
         elif (mark := _MARGIN.match(body)) is not None:
-            self.margin_directive(mark.group(1), mark.group(2), span)
+            rest = mark.group(2).strip()
+            codes = frozenset(re.split(r"[\s,]+", rest)) - {""} if rest else None
+            self.out.margin_marks.append((mark.group(1), span, codes))
         elif (op := _CLAIM_OP.match(body)) is not None and not body.lstrip().startswith("<"):
             self.claim(chunk, match, base, op)
 
@@ -252,26 +228,6 @@ class _Extractor:
             )
         )
 
-    # -- suppressions --------------------------------------------------------
-    def margin_directive(self, verb: str, rest: str, span: Span) -> None:
-        if verb == "off":
-            self.off_start = span.start if self.off_start is None else self.off_start
-            return
-        if verb == "on":
-            self.close_suppression_region(span.end)
-            return
-        codes = frozenset(re.split(r"[\s,]+", rest.strip())) - {""} if rest.strip() else None
-        line, _ = self.index.position(span.end)
-        start = self.index.offset(line + 1, 0)
-        end = self.index.line_end(line + 1) if line + 1 < self.index.line_count else start
-        self.out.suppressions.append(Suppression(span, codes, start, end))
-
-    def close_suppression_region(self, end: int | None = None) -> None:
-        if self.off_start is not None:
-            stop = len(self.text) if end is None else end
-            self.out.suppressions.append(Suppression(Span(self.off_start, stop), None, self.off_start, stop))
-            self.off_start = None
-
     # -- problems ------------------------------------------------------------
     def maybe_problem(self, line: int, level: int) -> None:
         start = self.line_offset(line)
@@ -285,38 +241,8 @@ class _Extractor:
         label = head.group(1).rstrip(": ")
         ident = label.split("[")[0].strip()
         title = (head.group(2) or "").strip() or ident
-        self.bold_starts.append(_ProblemStart(start, title_span, ident, title, level))
+        self.out.bold_starts.append(ProblemStart(start, title_span, ident, title, level))
 
-    def explicit_close(self, span: Span) -> None:
-        if not self.explicit_open:
-            self.out.diagnostics.append(
-                make_diagnostic("P003", "'<!-- /problem -->' without an opening '<!-- problem: id -->'", span)
-            )
-            return
-        opener, ident = self.explicit_open.pop()
-        self.out.problems.append(ProblemRegion(Span(opener.start, span.end), opener, ident, ident))
-
-    def close_problems(self) -> None:
-        for opener, ident in self.explicit_open:
-            self.out.diagnostics.append(
-                make_diagnostic("P003", f"problem '{ident}' is never closed: add '<!-- /problem -->'", opener)
-            )
-        explicit = list(self.out.problems)
-        for number, start in enumerate(self.bold_starts):
-            if any(p.span.contains(start.offset) for p in explicit):
-                continue
-            end = len(self.text)
-            if number + 1 < len(self.bold_starts):
-                end = self.bold_starts[number + 1].offset
-            for offset, level in self.headings:
-                if offset > start.offset and level <= max(start.level, 1):
-                    end = min(end, offset)
-                    break
-            for other in explicit:
-                if other.span.start > start.offset:
-                    end = min(end, other.span.start)
-            self.out.problems.append(ProblemRegion(Span(start.offset, end), start.title_span, start.ident, start.title))
-        self.out.problems.sort(key=lambda p: p.span.start)
 
 
 _LAST_DIGIT = re.compile(r"\d(?=\D*$)")
@@ -344,8 +270,25 @@ def _mask(chunk: str, ranges: list[tuple[int, int]]) -> str:
     return "".join(pieces)
 
 
-def extract(text: str, index: LineIndex | None = None) -> Extraction:
-    """Find calc blocks, code spans, claims, problems and suppressions in ``text``."""
-    extraction = _Extractor(text, index or LineIndex(text)).run()
-    extraction.regions.sort(key=lambda region: region.span.start if not isinstance(region, ClaimRegion) else region.number_span.start)
-    return extraction
+def scan_chunk(text: str) -> ChunkScan:
+    """Scan one chunk of a document (offsets relative to the chunk)."""
+    return _Extractor(text, LineIndex(text)).run()
+
+
+def extract(text: str, index: LineIndex | None = None, cache: ChunkCache | None = None) -> Extraction:
+    """Find calc blocks, code spans, claims, problems and suppressions in ``text``.
+
+    The text is scanned in chunks (see :mod:`chunks`); with a ``cache`` from
+    the previous version, unchanged chunks are not parsed again.
+    """
+    index = index or LineIndex(text)
+    scans = []
+    for start, end in split_chunks(text):
+        chunk = text[start:end]
+        scan = cache.get(chunk) if cache is not None else None
+        if scan is None:
+            scan = scan_chunk(chunk)
+            if cache is not None:
+                cache.put(chunk, scan)
+        scans.append(shift_scan(scan, start))
+    return finalize(scans, text, index)

@@ -6,12 +6,14 @@ turns every outcome into values, check results and diagnostics.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from scaling_core.diagnostics import Diagnostic, Fix, make_diagnostic
+from scaling_core.document.incremental import Effects, RegionCache, fingerprint, identifiers, shifted
 from scaling_core.document.prose import TRAILING_NUMBER, read_number, restyle
 from scaling_core.document.regions import CalcRegion, ClaimRegion, CodeSpanRegion
 from scaling_core.document.results import Binding, CheckResult, Reference, ValueResult
@@ -48,8 +50,8 @@ class Interpreter:
     checks: list[CheckResult] = field(default_factory=list)
     bindings: list[Binding] = field(default_factory=list)
     problem: str | None = None
-
     references: list[Reference] = field(default_factory=list)
+    cache: RegionCache | None = None
 
     def __post_init__(self) -> None:
         self.evaluator = Evaluator(self.registry, self.lookup, self.visible_names, self.limits)
@@ -57,12 +59,7 @@ class Interpreter:
 
     def record_reference(self, node: ast.Name) -> None:
         """Remember which definition a name resolved to."""
-        binding = None
-        for scope in (self.local, self.top):
-            if scope is not None and node.name in scope:
-                binding = scope[node.name]
-                break
-        self.references.append(Reference(node.span, node.name, binding))
+        self.references.append(Reference(node.span, node.name, self._binding(node.name)))
 
     # -- scope ---------------------------------------------------------------
     def lookup(self, name: str) -> Value | None:
@@ -87,6 +84,47 @@ class Interpreter:
     def source(self, span: Span) -> str:
         """The document text of ``span``."""
         return self.text[span.start : span.end]
+
+    # -- incremental reuse ---------------------------------------------------
+    def region(self, kind: str, start: int, end: int, evaluate: Callable[[], None]) -> None:
+        """Evaluate a region, or replay its recorded effects if nothing it reads changed."""
+        text = self.text[start:end]
+        if self.cache is None or "import" in text:
+            evaluate()
+            return
+        scope = self.local if self.local is not None else self.top
+        names = tuple((n, fingerprint(self.lookup(n)), n in scope) for n in identifiers(text))
+        key = (kind, text, self.problem, self.local is not None, names)
+        found = self.cache.get(key)
+        if found is not None:
+            self.replay(shifted(found, start))
+            return
+        marks = (len(self.diagnostics), len(self.values), len(self.checks), len(self.bindings), len(self.references))
+        evaluate()
+        self.cache.put(key, Effects(
+            start, tuple(self.diagnostics[marks[0]:]), tuple(self.values[marks[1]:]), tuple(self.checks[marks[2]:]),
+            tuple(self.bindings[marks[3]:]), tuple(self.references[marks[4]:]),
+        ))  # fmt: skip
+
+    def replay(self, effects: Effects) -> None:
+        """Apply a region's recorded effects: results, definitions, and references re-resolved."""
+        for reference in effects.references:
+            own = [b for b in effects.bindings if b.name == reference.name and b.span.start < reference.span.start]
+            binding = own[-1] if own else self._binding(reference.name)
+            self.references.append(Reference(reference.span, reference.name, binding))
+        self.diagnostics.extend(effects.diagnostics)
+        self.values.extend(effects.values)
+        self.checks.extend(effects.checks)
+        scope = self.local if self.local is not None else self.top
+        for binding in effects.bindings:
+            scope[binding.name] = binding
+            self.bindings.append(binding)
+
+    def _binding(self, name: str) -> Binding | None:
+        for scope in (self.local, self.top):
+            if scope is not None and name in scope:
+                return scope[name]
+        return None
 
     # -- calc blocks ---------------------------------------------------------
     def calc_region(self, region: CalcRegion) -> None:
@@ -303,6 +341,8 @@ class Interpreter:
         match = TRAILING_NUMBER.search(region.number_text)
         assert match is not None
         number = read_number(match)
+        if not math.isfinite(number.value * 0.0 + number.value):
+            raise self.evaluator.fail("E002", f"{region.number_text} is beyond float64 (about 1.8e308)", region.number_span)
         factor, dim, label = 1.0, 0, None
         for position, spelling in enumerate(number.unit.split("/") if number.unit else ()):
             unit = self.registry.lookup(spelling)

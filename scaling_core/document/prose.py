@@ -51,11 +51,11 @@ def read_number(match: re.Match[str]) -> ProseNumber:
     exp_text = match.group("exp") or ""
     scale = 1.0
     if exp_text[:1] in "eE" and exp_text:
-        scale = 10.0 ** int(exp_text[1:])
+        scale = float(f"1e{int(exp_text[1:])}")  # inf, not OverflowError, beyond float64
     elif exp_text:
         digits = exp_text.translate(_SUPER)
         digits = re.sub(r"^.*?10\^?\{?", "", digits).rstrip("}")
-        scale = 10.0 ** int(digits)
+        scale = float(f"1e{int(digits)}")
     suffix = match.group("suffix")
     if suffix:
         scale *= MAGNITUDE_SUFFIXES[suffix]

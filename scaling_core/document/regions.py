@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from scaling_core.diagnostics import Diagnostic
 from scaling_core.text import Span
 
 
@@ -72,3 +73,42 @@ class Suppression:
 
 
 Region = CalcRegion | CodeSpanRegion | ClaimRegion
+
+
+@dataclass
+class Extraction:
+    """Everything found in one draft, in document order."""
+
+    regions: list[Region] = field(default_factory=list)
+    problems: list[ProblemRegion] = field(default_factory=list)
+    python_blocks: list[PythonRegion] = field(default_factory=list)
+    suppressions: list[Suppression] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+@dataclass
+class ChunkScan:
+    """What one chunk holds, before the document-wide pass (offsets relative to the chunk)."""
+
+    regions: list[Region] = field(default_factory=list)
+    python_blocks: list[PythonRegion] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    headings: list[tuple[int, int]] = field(default_factory=list)  # (offset, level)
+    bold_starts: list[ProblemStart] = field(default_factory=list)
+    #: ("open", span, ident) and ("close", span, "") explicit problem markers.
+    problem_marks: list[tuple[str, Span, str]] = field(default_factory=list)
+    #: ("off" | "on" | "ignore", span, codes) margin directives.
+    margin_marks: list[tuple[str, Span, frozenset[str] | None]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ProblemStart:
+    """A book-style problem's lead-in; its extent is decided document-wide."""
+
+    offset: int
+    title_span: Span
+    ident: str
+    title: str
+    level: int
+
+

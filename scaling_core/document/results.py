@@ -45,6 +45,8 @@ class ValueResult:
     inline: bool = False
     #: The expression shown (for derivations).
     expr: Expr | None = None
+    #: How far the text moved since ``expr`` was parsed (reused results keep their tree).
+    shift: int = 0
 
 
 @dataclass(frozen=True)

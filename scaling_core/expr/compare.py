@@ -58,7 +58,7 @@ def last_digit_unit(text: str) -> float:
         return 0.0
     decimals = len(match.group(2) or "")
     exponent = int(match.group(3) or 0)
-    return 10.0 ** (exponent - decimals)
+    return float(f"1e{exponent - decimals}")  # 0.0 or inf at the extremes, never OverflowError
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,200 @@
+"""Chunked extraction: parse only the parts of a document that changed.
+
+A document is split at headings that start a new block for certain: an ATX
+heading at column 0, after a blank line, outside any fenced block and any
+HTML comment.  No Markdown block crosses such a line, so each chunk parses on
+its own, and an unchanged chunk's scan is reused (shifted) from the cache.
+What spans chunks — problem extents, explicit problem markers, ``margin:
+off``/``on`` regions, next-line suppressions — is decided by :func:`finalize`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from scaling_core.diagnostics import Diagnostic, make_diagnostic
+from scaling_core.document.incremental import shift_diagnostic, shift_span
+from scaling_core.document.regions import (
+    CalcRegion,
+    ChunkScan,
+    ClaimRegion,
+    CodeSpanRegion,
+    Extraction,
+    ProblemRegion,
+    PythonRegion,
+    Region,
+    Suppression,
+)
+from scaling_core.text import LineIndex, Span
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_HEADING = re.compile(r"#{1,6}(?:[ \t]|$)")
+
+
+def split_chunks(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` offsets of the chunks, covering the whole text in order."""
+    bounds = [0]
+    fence = ""
+    in_comment = False
+    previous_blank = True
+    position = 0
+    length = len(text)
+    while position < length:
+        match = _LINE.match(text, position)
+        assert match is not None
+        line = match.group()
+        end = match.end() if match.end() > position else length
+        body = line.rstrip("\r\n")
+        if fence:
+            if body.lstrip(" ").startswith(fence) and body.strip(" `~") == "" and len(body.strip()) >= len(fence):
+                fence = ""
+        elif in_comment:
+            in_comment = "-->" not in body
+        else:
+            opener = _FENCE.match(body)
+            if opener:
+                fence = opener.group(1)
+            elif "<!--" in body and "-->" not in body[body.rindex("<!--") :]:
+                in_comment = True
+            elif previous_blank and position and _HEADING.match(body):
+                bounds.append(position)
+        previous_blank = body.strip() == ""
+        position = end
+    bounds.append(length)
+    return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a] or [(0, length)]
+
+
+class ChunkCache:
+    """Chunk scans of the previous version (keeps only what the latest extraction used)."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, ChunkScan] = {}
+        self._next: dict[str, ChunkScan] = {}
+        self.parsed = 0
+        self.reused = 0
+
+    def begin(self) -> None:
+        """Start an extraction."""
+        self._next = {}
+        self.parsed = self.reused = 0
+
+    def end(self) -> None:
+        """Keep only the chunks just used."""
+        self._entries, self._next = self._next, {}
+
+    def get(self, chunk: str) -> ChunkScan | None:
+        """A previous scan of an identical chunk."""
+        found = self._entries.get(chunk)
+        if found is not None:
+            self._next[chunk] = found
+            self.reused += 1
+        return found
+
+    def put(self, chunk: str, scan: ChunkScan) -> None:
+        """Remember a fresh scan."""
+        self._next[chunk] = scan
+        self.parsed += 1
+
+
+def _shift_region(region: Region | PythonRegion, delta: int) -> Region | PythonRegion:
+    if isinstance(region, CalcRegion):
+        lines = tuple((offset + delta, text) for offset, text in region.lines)
+        return CalcRegion(shift_span(region.span, delta), lines, region.hidden)
+    if isinstance(region, CodeSpanRegion):
+        return replace(region, span=shift_span(region.span, delta), content_span=shift_span(region.content_span, delta))
+    if isinstance(region, ClaimRegion):
+        unit = shift_span(region.unit_span, delta) if region.unit_span is not None else None
+        return replace(region, number_span=shift_span(region.number_span, delta), unit_span=unit,
+                       op_span=shift_span(region.op_span, delta), expr_offset=region.expr_offset + delta,
+                       marker_span=shift_span(region.marker_span, delta))  # fmt: skip
+    return PythonRegion(shift_span(region.span, delta), shift_span(region.info_span, delta))
+
+
+def shift_scan(scan: ChunkScan, delta: int) -> ChunkScan:
+    """A chunk's scan as if the chunk started at ``delta``."""
+    if delta == 0:
+        return scan
+    return ChunkScan(
+        [_shift_region(r, delta) for r in scan.regions],  # type: ignore[misc]
+        [_shift_region(p, delta) for p in scan.python_blocks],  # type: ignore[misc]
+        [shift_diagnostic(d, delta) for d in scan.diagnostics],
+        [(offset + delta, level) for offset, level in scan.headings],
+        [replace(p, offset=p.offset + delta, title_span=shift_span(p.title_span, delta)) for p in scan.bold_starts],
+        [(kind, shift_span(span, delta), ident) for kind, span, ident in scan.problem_marks],
+        [(kind, shift_span(span, delta), codes) for kind, span, codes in scan.margin_marks],
+    )
+
+
+def finalize(scans: list[ChunkScan], text: str, index: LineIndex) -> Extraction:
+    """Join chunk scans and decide what spans chunks: problems and suppressions."""
+    out = Extraction()
+    headings, starts, marks, directives = [], [], [], []
+    for scan in scans:
+        out.regions += scan.regions
+        out.python_blocks += scan.python_blocks
+        out.diagnostics += scan.diagnostics
+        headings += scan.headings
+        starts += scan.bold_starts
+        marks += scan.problem_marks
+        directives += scan.margin_marks
+    out.problems, problems = _explicit_problems(marks)
+    out.diagnostics += problems
+    out.problems += _book_problems(starts, headings, out.problems, len(text))
+    out.problems.sort(key=lambda p: p.span.start)
+    out.suppressions = _suppressions(directives, index, len(text))
+    out.regions.sort(key=lambda r: r.number_span.start if isinstance(r, ClaimRegion) else r.span.start)
+    return out
+
+
+def _explicit_problems(marks: list[tuple[str, Span, str]]) -> tuple[list[ProblemRegion], list[Diagnostic]]:
+    found, problems, open_marks = [], [], []
+    for kind, span, ident in marks:
+        if kind == "open":
+            open_marks.append((span, ident))
+        elif open_marks:
+            opener, name = open_marks.pop()
+            found.append(ProblemRegion(Span(opener.start, span.end), opener, name, name))
+        else:
+            problems.append(make_diagnostic("P003", "'<!-- /problem -->' without an opening '<!-- problem: id -->'", span))
+    for opener, name in open_marks:
+        problems.append(make_diagnostic("P003", f"problem '{name}' is never closed: add '<!-- /problem -->'", opener))
+    return found, problems
+
+
+def _book_problems(starts: list, headings: list[tuple[int, int]], explicit: list[ProblemRegion], length: int) -> list[ProblemRegion]:
+    found = []
+    for number, start in enumerate(starts):
+        if any(p.span.contains(start.offset) for p in explicit):
+            continue
+        end = starts[number + 1].offset if number + 1 < len(starts) else length
+        for offset, level in headings:
+            if offset > start.offset and level <= max(start.level, 1):
+                end = min(end, offset)
+                break
+        for other in explicit:
+            if other.span.start > start.offset:
+                end = min(end, other.span.start)
+        found.append(ProblemRegion(Span(start.offset, end), start.title_span, start.ident, start.title))
+    return found
+
+
+def _suppressions(directives: list, index: LineIndex, length: int) -> list[Suppression]:
+    found = []
+    off_start: int | None = None
+    for kind, span, codes in directives:
+        if kind == "off":
+            off_start = span.start if off_start is None else off_start
+        elif kind == "on":
+            if off_start is not None:
+                found.append(Suppression(Span(off_start, span.end), None, off_start, span.end))
+                off_start = None
+        else:
+            line, _ = index.position(span.end)
+            start = index.offset(line + 1, 0)
+            end = index.line_end(line + 1) if line + 1 < index.line_count else start
+            found.append(Suppression(span, codes, start, end))
+    if off_start is not None:
+        found.append(Suppression(Span(off_start, length), None, off_start, length))
+    return found

@@ -1,0 +1,148 @@
+"""Incremental analysis: a region's results are reused when nothing it reads changed.
+
+A region (calc block, code span, claim) depends only on its own text, the
+problem it sits in, and the values of the names it mentions (a superset of
+what it reads: every identifier in its text).  Its effects — values, checks,
+diagnostics, definitions, references — are recorded relative to its start
+and replayed, shifted, when a later analysis meets the same key.  So an edit
+re-evaluates the changed regions and those whose inputs changed: exactly its
+dependents.  Regions with ``import`` are always evaluated.  The cache keeps
+only what the latest analysis used, so it never grows past one document.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from scaling_core.diagnostics import Diagnostic, Fix, Related
+from scaling_core.document.results import Binding, CheckResult, Reference, ValueResult
+from scaling_core.expr.evaluator import ShapeValue
+from scaling_core.hardware.catalog import Record
+from scaling_core.text import Span
+from scaling_core.units.quantity import Quantity
+
+_IDENTIFIER = re.compile(r"[^\W\d]\w*")
+
+
+@dataclass(frozen=True)
+class Effects:
+    """What evaluating one region added, and where the region started."""
+
+    start: int
+    diagnostics: tuple[Diagnostic, ...]
+    values: tuple[ValueResult, ...]
+    checks: tuple[CheckResult, ...]
+    bindings: tuple[Binding, ...]
+    references: tuple[Reference, ...]
+
+
+class RegionCache:
+    """Region results of the previous analysis of one document (owned by the caller)."""
+
+    def __init__(self) -> None:
+        from scaling_core.document.chunks import ChunkCache
+
+        #: Markdown chunk scans, reused across versions too.
+        self.chunks = ChunkCache()
+        self._entries: dict[tuple[Any, ...], Effects] = {}
+        self._next: dict[tuple[Any, ...], Effects] = {}
+        self._config: object = None
+        self.evaluated = 0
+        self.reused = 0
+
+    def begin(self, config: object) -> None:
+        """Start an analysis; settings changes invalidate everything."""
+        if config != self._config:
+            self._entries = {}
+            self._config = config
+        self._next = {}
+        self.evaluated = self.reused = 0
+        self.chunks.begin()
+
+    def end(self) -> None:
+        """Keep only the entries this analysis used."""
+        self._entries, self._next = self._next, {}
+        self.chunks.end()
+
+    def get(self, key: tuple[Any, ...]) -> Effects | None:
+        """The recorded effects for ``key``, if any (and keep them)."""
+        found = self._entries.get(key)
+        if found is not None:
+            self._next[key] = found
+            self.reused += 1
+        return found
+
+    def put(self, key: tuple[Any, ...], effects: Effects) -> None:
+        """Record a freshly evaluated region."""
+        self._next[key] = effects
+        self.evaluated += 1
+
+
+def fingerprint(value: object) -> object:
+    """A hashable stand-in for a value: equal fingerprints mean equal values."""
+    if value is None:
+        return None
+    if isinstance(value, Quantity):
+        magnitude = value.value
+        raw = magnitude.tobytes() if isinstance(magnitude, np.ndarray) else struct.pack("d", magnitude)
+        return ("q", raw, value.dim, value.free, value.label)
+    if isinstance(value, Record):
+        return ("record", value.name, id(value))
+    if isinstance(value, ShapeValue):
+        return ("shape", value.dtype, value.dims)
+    return ("other", id(value))
+
+
+def identifiers(text: str) -> list[str]:
+    """Every identifier in ``text``, in order, without repeats."""
+    return list(dict.fromkeys(_IDENTIFIER.findall(text)))
+
+
+def shift_span(span: Span, delta: int) -> Span:
+    """``span`` moved by ``delta``."""
+    return Span(span.start + delta, span.end + delta)
+
+
+def shift_diagnostic(item: Diagnostic, delta: int) -> Diagnostic:
+    """A diagnostic with every span moved by ``delta``."""
+    return replace(
+        item,
+        span=shift_span(item.span, delta),
+        related=tuple(Related(shift_span(r.span, delta), r.message) for r in item.related),
+        fixes=tuple(Fix(f.title, shift_span(f.span, delta), f.text) for f in item.fixes),
+    )
+
+
+def shifted(effects: Effects, start: int) -> Effects:
+    """The effects as if the region started at ``start``."""
+    delta = start - effects.start
+    if delta == 0:
+        return effects
+    bindings = tuple(replace(b, span=shift_span(b.span, delta)) for b in effects.bindings)
+    return Effects(
+        start,
+        tuple(shift_diagnostic(d, delta) for d in effects.diagnostics),
+        tuple(replace(v, span=shift_span(v.span, delta), shift=v.shift + delta) for v in effects.values),
+        tuple(replace(c, span=shift_span(c.span, delta)) for c in effects.checks),
+        bindings,
+        tuple(replace(r, span=shift_span(r.span, delta)) for r in effects.references),
+    )
+
+
+def shift_tree(node: Any, delta: int) -> Any:
+    """A syntax tree with every span moved by ``delta`` (for derivations of reused values)."""
+    if delta == 0 or node is None:
+        return node
+    if isinstance(node, tuple):
+        return tuple(shift_tree(item, delta) for item in node)
+    if isinstance(node, Span):
+        return shift_span(node, delta)
+    if not hasattr(node, "__dataclass_fields__"):
+        return node
+    changes = {name: shift_tree(getattr(node, name), delta) for name in node.__dataclass_fields__}
+    return replace(node, **changes)

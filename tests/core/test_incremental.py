@@ -1,0 +1,89 @@
+"""Incremental analysis equals a full re-analysis, whatever the edits."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scaling_core import DocumentAnalysis, analyze_document
+from scaling_core.document.chunks import split_chunks
+from scaling_core.document.incremental import RegionCache
+from tests.core.test_robustness import FRAGMENTS
+
+BASE = """# Chapter
+
+```calc
+B = 128
+D = 8192
+t = 2 * B * D * 8192 / h100.flops_bf16
+```
+
+About 17 µs<!-- ≈ t -->, and `2 * 3 = 6`, and {calc}`t -> us`.
+
+## Problems
+
+**Question 1 [local]:** with a local B:
+
+```calc
+B = 64
+x = B * 2
+x == 128
+```
+
+## More
+
+<!-- margin: off -->
+`2 * 2 = 5`
+<!-- margin: on -->
+
+`B * 2 = 256` and the end.
+"""
+
+
+def observable(analysis: DocumentAnalysis) -> tuple:
+    return (
+        [(d.code, d.span, d.message, d.severity, d.related, d.fixes) for d in analysis.diagnostics],
+        [(v.span, v.display, v.name, v.inline) for v in analysis.values],
+        [(c.kind, c.span, c.status, c.message, c.problem) for c in analysis.checks],
+        [(p.ident, p.span, p.status, p.passed, p.total) for p in analysis.problems],
+        [(b.name, b.span, b.source) for b in analysis.bindings],
+        [(r.span, r.name, r.binding.span if r.binding else None) for r in analysis.references],
+    )
+
+
+edits = st.lists(
+    st.tuples(st.floats(0, 1), st.integers(0, 12), st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=6))),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(edits)
+def test_random_edit_sequences_match_a_full_reanalysis(sequence: list[tuple[float, int, str]]) -> None:
+    cache = RegionCache()
+    text = BASE
+    analyze_document(text, "draft.md", cache=cache)
+    for where, remove, insert in sequence:
+        position = int(where * len(text))
+        text = text[:position] + insert + text[position + remove :]
+        incremental = analyze_document(text, "draft.md", cache=cache)
+        assert observable(incremental) == observable(analyze_document(text, "draft.md"))
+
+
+def test_an_edit_reevaluates_only_the_changed_region_and_its_dependents() -> None:
+    cache = RegionCache()
+    analyze_document(BASE, "draft.md", cache=cache)
+    total = cache.evaluated
+    analyze_document(BASE.replace("D = 8192", "D = 4096"), "draft.md", cache=cache)
+    # the first block, the claim and the inline value use t; nothing else reads D or t
+    assert cache.evaluated == 3 and cache.reused == total - 3
+    assert cache.chunks.parsed == 1
+
+
+def test_chunks_cover_the_text_and_never_split_fences_or_comments() -> None:
+    text = "# A\n\n```\n\n# not a heading\n```\n\n<!--\n\n# nor this\n-->\n\n# B\ntext\n"
+    chunks = split_chunks(text)
+    assert chunks[0][0] == 0 and chunks[-1][1] == len(text)
+    assert all(a[1] == b[0] for a, b in zip(chunks, chunks[1:]))
+    assert [text[a:b].split("\n")[0] for a, b in chunks] == ["# A", "# B"]
