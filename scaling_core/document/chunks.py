@@ -28,42 +28,50 @@ from scaling_core.document.regions import (
 )
 from scaling_core.text import LineIndex, Span
 
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
-_HEADING = re.compile(r"#{1,6}(?:[ \t]|$)")
+#: Line starts that can change the block structure: fences and ATX headings.
+_LINE_EVENT = re.compile(r"^(?: {0,3}(?P<fence>`{3,}|~{3,})|(?P<heading>#{1,6}(?:[ \t]|$)))", re.M)
+_COMMENT_EVENT = re.compile(r"<!--|-->")
 
 
 def split_chunks(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` offsets of the chunks, covering the whole text in order."""
+    events = [(m.start(), m.group("fence") or "", bool(m.group("heading"))) for m in _LINE_EVENT.finditer(text)]
+    events += [(m.start(), m.group(), False) for m in _COMMENT_EVENT.finditer(text)]
+    events.sort(key=lambda event: event[0])
     bounds = [0]
     fence = ""
     in_comment = False
-    previous_blank = True
-    position = 0
-    length = len(text)
-    while position < length:
-        match = _LINE.match(text, position)
-        assert match is not None
-        line = match.group()
-        end = match.end() if match.end() > position else length
-        body = line.rstrip("\r\n")
+    for position, marker, heading in events:
         if fence:
-            if body.lstrip(" ").startswith(fence) and body.strip(" `~") == "" and len(body.strip()) >= len(fence):
+            if marker.startswith(fence[0]) and len(marker) >= len(fence) and _bare_fence(text, position):
                 fence = ""
+        elif marker == "<!--":
+            in_comment = True
+        elif marker == "-->":
+            in_comment = False
         elif in_comment:
-            in_comment = "-->" not in body
-        else:
-            opener = _FENCE.match(body)
-            if opener:
-                fence = opener.group(1)
-            elif "<!--" in body and "-->" not in body[body.rindex("<!--") :]:
-                in_comment = True
-            elif previous_blank and position and _HEADING.match(body):
-                bounds.append(position)
-        previous_blank = body.strip() == ""
-        position = end
-    bounds.append(length)
-    return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a] or [(0, length)]
+            continue
+        elif marker:
+            fence = marker
+        elif heading and position and _after_blank_line(text, position):
+            bounds.append(position)
+    bounds.append(len(text))
+    return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a] or [(0, len(text))]
+
+
+def _bare_fence(text: str, position: int) -> bool:
+    """Whether the fence line at ``position`` holds nothing but the fence (a closing fence)."""
+    line_end = text.find("\n", position)
+    return text[position : len(text) if line_end < 0 else line_end].strip().strip("`~") == ""
+
+
+def _after_blank_line(text: str, position: int) -> bool:
+    """Whether the line before ``position`` is blank (so no paragraph or HTML block runs on)."""
+    previous_end = position - 1
+    if previous_end > 0 and text[previous_end] == "\n" and text[previous_end - 1] == "\r":
+        previous_end -= 1
+    previous_start = max(text.rfind("\n", 0, previous_end), text.rfind("\r", 0, previous_end)) + 1
+    return text[previous_start:previous_end].strip() == ""
 
 
 class ChunkCache:
@@ -72,6 +80,8 @@ class ChunkCache:
     def __init__(self) -> None:
         self._entries: dict[str, ChunkScan] = {}
         self._next: dict[str, ChunkScan] = {}
+        #: The last absolute placement of each chunk: (start, scan shifted there).
+        self._placed: dict[str, tuple[int, ChunkScan]] = {}
         self.parsed = 0
         self.reused = 0
 
@@ -83,6 +93,7 @@ class ChunkCache:
     def end(self) -> None:
         """Keep only the chunks just used."""
         self._entries, self._next = self._next, {}
+        self.end_placements()
 
     def get(self, chunk: str) -> ChunkScan | None:
         """A previous scan of an identical chunk."""
@@ -96,6 +107,19 @@ class ChunkCache:
         """Remember a fresh scan."""
         self._next[chunk] = scan
         self.parsed += 1
+
+    def placed(self, chunk: str, start: int, scan: ChunkScan) -> ChunkScan:
+        """``scan`` shifted to ``start``, reusing the last placement when the chunk did not move."""
+        previous = self._placed.get(chunk)
+        if previous is not None and previous[0] == start:
+            return previous[1]
+        shifted = shift_scan(scan, start)
+        self._placed[chunk] = (start, shifted)
+        return shifted
+
+    def end_placements(self) -> None:
+        """Forget placements of chunks the latest extraction did not use."""
+        self._placed = {chunk: self._placed[chunk] for chunk in self._entries if chunk in self._placed}
 
 
 def _shift_region(region: Region | PythonRegion, delta: int) -> Region | PythonRegion:

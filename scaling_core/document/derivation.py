@@ -8,6 +8,7 @@ definitions its names depend on, with where each is defined.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 
 from scaling_core.document.results import Binding, DocumentAnalysis
@@ -171,11 +172,20 @@ def derivation_at(analysis: DocumentAnalysis, offset: int) -> str | None:
     shown = next((v for v in analysis.values if v.span.contains(offset) and v.expr is not None), None)
     if shown is None or shown.expr is None:
         return None
-    problem = next((p.span for p in analysis.problems if p.span.contains(shown.span.start)), None)
+    starts = [p.span.start for p in analysis.problems]
+
+    def problem_of(offset: int) -> int | None:
+        """The index of the problem containing ``offset`` (problems are sorted and disjoint)."""
+        i = bisect.bisect_right(starts, offset) - 1
+        return i if i >= 0 and offset < analysis.problems[i].span.end else None
+
+    problem = problem_of(shown.span.start)
 
     def visible(binding: Binding) -> bool:
-        inside = next((p.span for p in analysis.problems if p.span.contains(binding.span.start)), None)
-        return binding.span.start < shown.span.start and (inside is None or inside == problem)
+        if binding.span.start >= shown.span.start:
+            return False
+        inside = problem_of(binding.span.start)
+        return inside is None or inside == problem
 
     scope = {name: b for name, b in analysis.exports.items() if b.path != analysis.path}  # imported names
     for binding in analysis.bindings:

@@ -290,5 +290,5 @@ def extract(text: str, index: LineIndex | None = None, cache: ChunkCache | None 
             scan = scan_chunk(chunk)
             if cache is not None:
                 cache.put(chunk, scan)
-        scans.append(shift_scan(scan, start))
+        scans.append(cache.placed(chunk, start, scan) if cache is not None else shift_scan(scan, start))
     return finalize(scans, text, index)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import struct
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -98,9 +99,10 @@ def fingerprint(value: object) -> object:
     return ("other", id(value))
 
 
-def identifiers(text: str) -> list[str]:
-    """Every identifier in ``text``, in order, without repeats."""
-    return list(dict.fromkeys(_IDENTIFIER.findall(text)))
+@lru_cache(maxsize=65536)
+def identifiers(text: str) -> tuple[str, ...]:
+    """Every identifier in ``text``, in order, without repeats (memoised: regions repeat)."""
+    return tuple(dict.fromkeys(_IDENTIFIER.findall(text)))
 
 
 def shift_span(span: Span, delta: int) -> Span:

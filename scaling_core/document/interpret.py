@@ -77,7 +77,7 @@ class Interpreter:
         if earlier is not None:
             self.diagnostics.append(make_diagnostic("N008", f"'{name}' is redefined here; later uses see this value", span))
         source = self.source(expr.span) if expr is not None else ""
-        binding = Binding(name, value, span, self.path, expr, source)
+        binding = Binding(name, value, span, self.path, expr, source, fingerprint(value))
         scope[name] = binding
         self.bindings.append(binding)
 
@@ -93,7 +93,7 @@ class Interpreter:
             evaluate()
             return
         scope = self.local if self.local is not None else self.top
-        names = tuple((n, fingerprint(self.lookup(n)), n in scope) for n in identifiers(text))
+        names = tuple((n, self._fingerprint(n), n in scope) for n in identifiers(text))
         key = (kind, text, self.problem, self.local is not None, names)
         found = self.cache.get(key)
         if found is not None:
@@ -119,6 +119,13 @@ class Interpreter:
         for binding in effects.bindings:
             scope[binding.name] = binding
             self.bindings.append(binding)
+
+    def _fingerprint(self, name: str) -> object:
+        binding = self._binding(name)
+        if binding is not None:
+            return binding.fingerprint if binding.fingerprint is not None else fingerprint(binding.value)
+        record = self.records.get(name)
+        return None if record is None else ("record", name, id(record))
 
     def _binding(self, name: str) -> Binding | None:
         for scope in (self.local, self.top):

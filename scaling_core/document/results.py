@@ -23,6 +23,8 @@ class Binding:
     expr: Expr | None = None
     #: Its text as written.
     source: str = ""
+    #: A hashable stand-in for the value (equal fingerprints, equal values).
+    fingerprint: object = None
 
 
 @dataclass(frozen=True)

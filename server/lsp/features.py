@@ -43,6 +43,9 @@ def register(server: MarginServer) -> None:
         ls.state.documents[uri] = apply_changes(document, params.text_document.version, params.content_changes, ls.encoding)
         if ls.state.config.check_frequency == "edit":
             ls.state.schedule(uri)
+            for other, open_document in list(ls.state.documents.items()):
+                if other != uri and 'import "' in open_document.text:
+                    ls.state.invalidate(other)  # its imports may have changed
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: MarginServer, params: types.DidSaveTextDocumentParams) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from scaling_core import Config, DocumentAnalysis, analyze_document, config_from_mapping
 from scaling_core.document.analysis import ImportContext
+from scaling_core.document.incremental import RegionCache
 from server.lsp.documents import Document
 from server.workspace import UsageError, find_project, read_text
 
@@ -51,9 +52,11 @@ class State:
     def __init__(self, publish: Callable[[Document, DocumentAnalysis], Awaitable[None] | None]) -> None:
         self.documents: dict[str, Document] = {}
         self.analyses: dict[str, tuple[int, DocumentAnalysis]] = {}
+        self.caches: dict[str, RegionCache] = {}
         self.config = Config()
         self.root: Path | None = None
-        self.debounce_s = 0.01
+        #: Coalesces bursts of keystrokes; small, since stale work is dropped anyway.
+        self.debounce_s = 0.005
         self._publish = publish
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._waiters: dict[tuple[str, int], list[asyncio.Future[DocumentAnalysis]]] = {}
@@ -84,8 +87,11 @@ class State:
         return None
 
     def analyze_now(self, document: Document) -> DocumentAnalysis:
-        """Analyse a snapshot synchronously (runs in the worker thread)."""
-        return analyze_document(document.text, document.path, self.config, context=ImportContext(self.loader))
+        """Analyse a snapshot synchronously (runs in the worker thread), reusing unchanged regions."""
+        cache = self.caches.setdefault(document.uri, RegionCache())
+        return analyze_document(
+            document.text, document.path, self.config, context=ImportContext(self.loader), cache=cache
+        )
 
     # -- scheduling ----------------------------------------------------------
     def schedule(self, uri: str, delay: float | None = None) -> None:
@@ -96,6 +102,11 @@ class State:
         task = asyncio.get_running_loop().create_task(self._run(uri, self.debounce_s if delay is None else delay))
         self._pending[uri] = task
         task.add_done_callback(self._log_failure)
+
+    def invalidate(self, uri: str) -> None:
+        """Re-check ``uri`` at its current version (an import changed): requests wait for it."""
+        self.analyses.pop(uri, None)
+        self.schedule(uri)
 
     @staticmethod
     def _log_failure(task: asyncio.Task[None]) -> None:
@@ -149,6 +160,7 @@ class State:
         """Forget a closed document."""
         self.documents.pop(uri, None)
         self.analyses.pop(uri, None)
+        self.caches.pop(uri, None)
         pending = self._pending.pop(uri, None)
         if pending is not None:
             pending.cancel()

@@ -95,3 +95,16 @@ async def diagnostics(client: LanguageClient, uri: str, version: int) -> list[ty
         if (uri, version) in client.published:  # type: ignore[attr-defined]
             return list(client.published[(uri, version)])  # type: ignore[attr-defined]
         await asyncio.wait_for(event.wait(), TIMEOUT_S)
+
+
+async def next_publish(client: LanguageClient, uri: str, accept) -> list[types.Diagnostic]:  # type: ignore[no-untyped-def]
+    """Wait for pushed diagnostics of ``uri`` (any version) that ``accept`` approves."""
+    if client.published_event is None:  # type: ignore[attr-defined]
+        client.published_event = asyncio.Event()  # type: ignore[attr-defined]
+    event: asyncio.Event = client.published_event  # type: ignore[attr-defined]
+    while True:
+        event.clear()
+        current = client.diagnostics.get(uri)
+        if current is not None and accept(list(current)):
+            return list(current)
+        await asyncio.wait_for(event.wait(), TIMEOUT_S)

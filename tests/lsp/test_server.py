@@ -5,7 +5,7 @@ from __future__ import annotations
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.lsp.conftest import character, diagnostics, encoding, open_document
+from tests.lsp.conftest import character, diagnostics, encoding, next_publish, open_document, uses_pull
 
 DRAFT = (
     "# 速度 🚀 draft\u2028still the title line\n"
@@ -125,3 +125,21 @@ async def test_completion_signature_symbols_and_definition(client: LanguageClien
         types.DefinitionParams(types.TextDocumentIdentifier(uri), types.Position(2, 19))
     )
     assert location is not None and location.range.start.line == 1
+
+
+async def test_importers_are_rechecked_when_an_import_changes(client: LanguageClient) -> None:
+    constants = await open_document(client, "constants.md", "```calc\nW = 4.5e10 byte/s\n```\n")
+    chapter = await open_document(client, "chapter.md", '```calc\nimport "constants.md"\n1.7e7 byte / W ≈ 378 us\n```\n')
+    assert await diagnostics(client, chapter, 1) == []
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(uri=constants, version=2),
+            [types.TextDocumentContentChangeWholeDocument(text="```calc\nW = 9e10 byte/s\n```\n")],
+        )
+    )
+    await diagnostics(client, constants, 2)
+    if uses_pull(client):
+        rechecked = await diagnostics(client, chapter, 1)
+    else:
+        rechecked = await next_publish(client, chapter, lambda items: bool(items))
+    assert [d.code for d in rechecked] == ["C001"]

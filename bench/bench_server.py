@@ -1,0 +1,159 @@
+"""Language-server benchmark: the real server over stdio, as a client sees it.
+
+Run: ``python bench/bench_server.py``.  Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from lsprotocol import types  # noqa: E402
+from pygls.lsp.client import LanguageClient  # noqa: E402
+from pytest_lsp import client_capabilities  # noqa: E402
+
+from bench.corpus import book_like  # noqa: E402
+from scaling_core import analyze_document  # noqa: E402
+from scaling_core.document.incremental import RegionCache  # noqa: E402
+
+URI = (Path("/tmp") / "margin-bench" / "draft.md").as_uri()
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+class Client:
+    def __init__(self) -> None:
+        self.lsp = LanguageClient("margin-bench", "1")
+        self.published: dict[int, asyncio.Event] = {}
+
+        @self.lsp.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def publish(params: types.PublishDiagnosticsParams) -> None:
+            self.published.setdefault(params.version or 0, asyncio.Event()).set()
+
+        @self.lsp.feature(types.WORKSPACE_CONFIGURATION)
+        def configuration(params: types.ConfigurationParams) -> list[object]:
+            return [None for _ in params.items]
+
+    async def start(self) -> None:
+        await self.lsp.start_io(sys.executable, "-m", "server", "lsp")
+        await self.lsp.initialize_async(
+            types.InitializeParams(capabilities=client_capabilities("visual_studio_code"), root_uri=None)
+        )
+        self.lsp.initialized(types.InitializedParams())
+
+    async def wait(self, version: int) -> None:
+        await asyncio.wait_for(self.published.setdefault(version, asyncio.Event()).wait(), 120)
+
+    def open(self, text: str) -> None:
+        self.lsp.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(URI, "markdown", 1, text)))
+
+    def peak_rss_mb(self) -> float:
+        pid = self.lsp._server.pid  # type: ignore[attr-defined]
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM"):
+                return int(line.split()[1]) / 1024
+        return float("nan")
+
+    async def stop(self) -> None:
+        await self.lsp.shutdown_async(None)
+        self.lsp.exit(None)
+        await self.lsp.stop()
+
+
+async def start_to_first_diagnostics(lines: int) -> float:
+    text = book_like(lines)
+    start = time.perf_counter()
+    client = Client()
+    await client.start()
+    client.open(text)
+    await client.wait(1)
+    elapsed = time.perf_counter() - start
+    await client.stop()
+    return elapsed
+
+
+async def interactive(lines: int, edits: int, requests: int) -> dict[str, object]:
+    text = book_like(lines)
+    client = Client()
+    await client.start()
+    started = time.perf_counter()
+    client.open(text)
+    await client.wait(1)
+    first = time.perf_counter() - started
+    rows = text.split("\n")
+    batch_lines = [i for i, row in enumerate(rows) if re.match(r"B_\d+ = \d+$", row)]
+    rng = random.Random(7)
+    latencies = []
+    for version in range(2, edits + 2):
+        line = rng.choice(batch_lines)
+        column = len(rows[line]) - 1
+        digit = str(rng.randint(0, 9))
+        change = types.TextDocumentContentChangePartial(
+            range=types.Range(types.Position(line, column), types.Position(line, column + 1)), text=digit
+        )
+        rows[line] = rows[line][:-1] + digit
+        start = time.perf_counter()
+        client.lsp.text_document_did_change(
+            types.DidChangeTextDocumentParams(types.VersionedTextDocumentIdentifier(uri=URI, version=version), [change])
+        )
+        await client.wait(version)
+        latencies.append(time.perf_counter() - start)
+    doc = types.TextDocumentIdentifier(URI)
+    value_lines = [i for i, row in enumerate(rows) if row.startswith("t_")]
+    timings: dict[str, list[float]] = {"hover": [], "inlay": [], "completion": []}
+    for _ in range(requests):
+        line = rng.choice(value_lines)
+        start = time.perf_counter()
+        await client.lsp.text_document_hover_async(types.HoverParams(doc, types.Position(line, 1)))
+        timings["hover"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        await client.lsp.text_document_inlay_hint_async(
+            types.InlayHintParams(doc, types.Range(types.Position(line, 0), types.Position(line + 60, 0)))
+        )
+        timings["inlay"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        await client.lsp.text_document_completion_async(types.CompletionParams(doc, types.Position(line, 4)))
+        timings["completion"].append(time.perf_counter() - start)
+    rss = client.peak_rss_mb()
+    await client.stop()
+    return {"first": first, "latencies": latencies, "timings": timings, "rss": rss}
+
+
+def reevaluated_per_edit(lines: int) -> tuple[int, int, int, int]:
+    text = book_like(lines)
+    cache = RegionCache()
+    analyze_document(text, "draft.md", cache=cache)
+    total = cache.evaluated
+    edited = text.replace("B_7 = 512", "B_7 = 513", 1)
+    analyze_document(edited, "draft.md", cache=cache)
+    return cache.evaluated, total, cache.chunks.parsed, cache.chunks.parsed + cache.chunks.reused
+
+
+async def main() -> None:
+    small = await start_to_first_diagnostics(1_000)
+    print(f"start to first diagnostics, 1,000-line draft: {small * 1e3:.0f} ms  (budget 600 ms)")
+    result = await interactive(10_000, edits=60, requests=60)
+    latencies = [x * 1e3 for x in result["latencies"]]  # type: ignore[union-attr]
+    print(f"10,000-line draft, first diagnostics after open: {result['first'] * 1e3:.0f} ms")  # type: ignore[operator]
+    print(f"edit -> diagnostics (client view, debounce included): p50 {statistics.median(latencies):.1f} ms, "
+          f"p95 {percentile(latencies, 0.95):.1f} ms  (budget p50 50, p95 100)")
+    for name, samples in result["timings"].items():  # type: ignore[union-attr]
+        millis = [x * 1e3 for x in samples]
+        print(f"{name}: p50 {statistics.median(millis):.1f} ms, p95 {percentile(millis, 0.95):.1f} ms  (budget p95 20)")
+    print(f"server peak RSS: {result['rss']:.0f} MB  (budget 150 MB without JAX)")
+    regions, total, parsed, chunks = reevaluated_per_edit(10_000)
+    print(f"one edit re-evaluated {regions} of {total} regions and re-parsed {parsed} of {chunks} chunks")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
