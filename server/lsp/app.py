@@ -133,17 +133,23 @@ def create_server() -> MarginServer:
     async def initialized(ls: MarginServer, params: types.InitializedParams) -> None:
         workspace = ls.client_capabilities.workspace
         if workspace and workspace.configuration:
-            await _fetch_settings(ls)
+            ls.state.pause()
+            try:
+                await _fetch_settings(ls)
+            finally:
+                ls.state.resume()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: MarginServer, params: types.DidChangeConfigurationParams) -> None:
-        workspace = ls.client_capabilities.workspace
-        if workspace and workspace.configuration:
-            await _fetch_settings(ls)
-        elif params.settings is not None:
-            ls.apply_settings(params.settings)
-        for uri in ls.state.documents:
-            ls.state.schedule(uri, 0)
+        ls.state.pause()
+        try:
+            workspace = ls.client_capabilities.workspace
+            if workspace and workspace.configuration:
+                await _fetch_settings(ls)
+            elif params.settings is not None:
+                ls.apply_settings(params.settings)
+        finally:
+            ls.state.resume()
 
     features.register(server)
     return server
@@ -159,5 +165,3 @@ async def _fetch_settings(ls: MarginServer) -> None:
         return
     if result and result[0] is not None:
         ls.apply_settings({"margin": result[0]})
-        for uri in ls.state.documents:
-            ls.state.schedule(uri, 0)

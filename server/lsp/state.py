@@ -61,6 +61,22 @@ class State:
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._waiters: dict[tuple[str, int], list[asyncio.Future[DocumentAnalysis]]] = {}
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="margin-analysis")
+        self._settings_ready: asyncio.Event | None = None
+
+    def pause(self) -> None:
+        """Settings are changing: drop results and hold new analyses until :meth:`resume`."""
+        if self._settings_ready is None:
+            self._settings_ready = asyncio.Event()
+        self._settings_ready.clear()
+        self.analyses.clear()
+        self.caches.clear()
+
+    def resume(self) -> None:
+        """New settings are in place: re-check every open document."""
+        if self._settings_ready is not None:
+            self._settings_ready.set()
+        for uri in list(self.documents):
+            self.schedule(uri, 0)
 
     def set_root(self, root: Path | None) -> list[str]:
         """Load the project configuration from the workspace root."""
@@ -116,6 +132,8 @@ class State:
     async def _run(self, uri: str, delay: float) -> None:
         if delay:
             await asyncio.sleep(delay)
+        if self._settings_ready is not None:
+            await self._settings_ready.wait()
         document = self.documents.get(uri)
         if document is None:
             return

@@ -143,3 +143,14 @@ async def test_importers_are_rechecked_when_an_import_changes(client: LanguageCl
     else:
         rechecked = await next_publish(client, chapter, lambda items: bool(items))
     assert [d.code for d in rechecked] == ["C001"]
+
+
+async def test_settings_from_workspace_configuration_apply(client: LanguageClient) -> None:
+    uri = await open_document(client, "settings.md", "`5 * 2 ≈ 10.9` is close enough.\n")
+    assert [d.code for d in await diagnostics(client, uri, 1)] == ["C001"]  # 9% is outside the default 5%
+    client.set_configuration({"tolerance": 0.2, "severity": {"N008": "off"}}, section="margin")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    if uses_pull(client):
+        assert await diagnostics(client, uri, 1) == []
+    else:
+        assert await next_publish(client, uri, lambda items: not items) == []
