@@ -50,11 +50,13 @@ def analyze_document(
     loader: SourceLoader | None = None,
     context: ImportContext | None = None,
     cache: RegionCache | None = None,
+    index: LineIndex | None = None,
 ) -> DocumentAnalysis:
     """Analyse one Markdown draft: every calc statement, check, claim and problem.
 
     With a ``cache`` from the previous analysis of the same document, regions
     whose text and inputs are unchanged are reused; the result is identical.
+    ``index`` may pass a :class:`LineIndex` of ``text`` the caller already has.
     """
     config = config or Config()
     context = context or ImportContext(loader)
@@ -62,15 +64,17 @@ def analyze_document(
     if cache is not None:
         cache.begin(config)
     try:
-        return _analyze(text, path, config, context, cache)
+        return _analyze(text, path, config, context, cache, index if index is not None and index.text is text else None)
     finally:
         context.stack.pop()
         if cache is not None:
             cache.end()
 
 
-def _analyze(text: str, path: str, config: Config, context: ImportContext, cache: RegionCache | None) -> DocumentAnalysis:
-    index = LineIndex(text)
+def _analyze(
+    text: str, path: str, config: Config, context: ImportContext, cache: RegionCache | None, index: LineIndex | None
+) -> DocumentAnalysis:
+    index = index or LineIndex(text)
     found = extract(text, index, cache.chunks if cache is not None else None)
     result = DocumentAnalysis(path, text, index)
 
@@ -182,6 +186,8 @@ def _calc_suppressions(regions: list, index: LineIndex) -> list[Suppression]:
         if not isinstance(region, CalcRegion):
             continue
         for offset, line in region.lines:
+            if "margin" not in line:
+                continue
             match = _CALC_IGNORE.search(line)
             if match:
                 codes = frozenset(re.split(r"[\s,]+", match.group(1).strip())) - {""}

@@ -50,11 +50,13 @@ def apply_changes(
 ) -> Document:
     """A new document version with ``changes`` applied in order."""
     text = document.text
+    index = document.index
     for change in changes:
         if isinstance(change, types.TextDocumentContentChangePartial):
-            converter = PositionConverter(LineIndex(text), encoding)
+            converter = PositionConverter(index if index is not None else LineIndex(text), encoding)
             span = converter.span(change.range)
             text = text[: span.start] + change.text + text[span.end :]
         else:
             text = change.text
+        index = None  # the text changed: the next change needs a fresh index
     return Document(document.uri, version, text)

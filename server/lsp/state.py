@@ -106,7 +106,7 @@ class State:
         """Analyse a snapshot synchronously (runs in the worker thread), reusing unchanged regions."""
         cache = self.caches.setdefault(document.uri, RegionCache())
         return analyze_document(
-            document.text, document.path, self.config, context=ImportContext(self.loader), cache=cache
+            document.text, document.path, self.config, context=ImportContext(self.loader), cache=cache, index=document.index
         )
 
     # -- scheduling ----------------------------------------------------------
