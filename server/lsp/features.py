@@ -60,7 +60,7 @@ def register(server: MarginServer) -> None:
 
     @server.feature(
         types.TEXT_DOCUMENT_DIAGNOSTIC,
-        types.DiagnosticOptions(identifier="margin", inter_file_dependencies=True, workspace_diagnostics=False),
+        types.DiagnosticOptions(identifier="margin", inter_file_dependencies=True, workspace_diagnostics=True),
     )
     async def document_diagnostic(ls: MarginServer, params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
         current = await ls.state.analysis(params.text_document.uri)
@@ -73,6 +73,10 @@ def register(server: MarginServer) -> None:
         converter = document.converter(ls.encoding)
         items = [diagnostic(converter, document.uri, d) for d in analysis.diagnostics]
         return types.RelatedFullDocumentDiagnosticReport(items=items, result_id=result_id)
+
+    @server.feature(types.WORKSPACE_DIAGNOSTIC)
+    async def workspace_diagnostic(ls: MarginServer, params: types.WorkspaceDiagnosticParams) -> types.WorkspaceDiagnosticReport:
+        return types.WorkspaceDiagnosticReport(items=await _check_workspace(ls, params.work_done_token))
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: MarginServer, params: types.HoverParams) -> types.Hover | None:
@@ -200,6 +204,45 @@ def register(server: MarginServer) -> None:
                            types.Command(f"{marks[p.status]} {p.status}: {p.passed}/{p.total} checks pass", ""))
             for p in analysis.problems
         ]  # fmt: skip
+
+
+async def _check_workspace(ls: MarginServer, token: types.ProgressToken | None) -> list[types.WorkspaceDocumentDiagnosticReport]:
+    """Every draft of the workspace (open ones as edited), with ``$/progress`` reports."""
+    import asyncio
+
+    from server.lsp.documents import Document
+    from server.workspace import Project, discover, read_text
+
+    if ls.state.root is None:
+        return []
+    files = discover([ls.state.root], Project(ls.state.root, ls.state.config, None))
+    window = ls.client_capabilities.window
+    if token is None and window is not None and window.work_done_progress:
+        token = f"margin-workspace-{id(files)}"
+        try:
+            await ls.work_done_progress.create_async(token)
+        except Exception:  # noqa: BLE001 - progress is optional; the check still runs
+            token = None
+    if token is not None:
+        ls.work_done_progress.begin(token, types.WorkDoneProgressBegin("Margin: checking the workspace", percentage=0))
+    reports: list[types.WorkspaceDocumentDiagnosticReport] = []
+    loop = asyncio.get_running_loop()
+    try:
+        for number, path in enumerate(files, start=1):
+            uri = path.resolve().as_uri()
+            document = ls.state.documents.get(uri) or Document(uri, 0, read_text(path))
+            analysis = await loop.run_in_executor(None, ls.state.analyze_plain, document)
+            converter = document.converter(ls.encoding)
+            items = [diagnostic(converter, uri, d) for d in analysis.diagnostics]
+            version = document.version if uri in ls.state.documents else None
+            reports.append(types.WorkspaceFullDocumentDiagnosticReport(uri=uri, items=items, version=version))
+            if token is not None:
+                ls.work_done_progress.report(token, types.WorkDoneProgressReport(
+                    message=f"{number}/{len(files)} {path.name}", percentage=int(100 * number / len(files))))  # fmt: skip
+    finally:
+        if token is not None:
+            ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=f"{len(reports)} drafts checked"))
+    return reports
 
 
 async def _location(ls: MarginServer, path: str, span) -> types.Location:

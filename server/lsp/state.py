@@ -109,6 +109,10 @@ class State:
             document.text, document.path, self.config, context=ImportContext(self.loader), cache=cache, index=document.index
         )
 
+    def analyze_plain(self, document: Document) -> DocumentAnalysis:
+        """Analyse without touching the per-document caches (workspace checks, other threads)."""
+        return analyze_document(document.text, document.path, self.config, context=ImportContext(self.loader))
+
     # -- scheduling ----------------------------------------------------------
     def schedule(self, uri: str, delay: float | None = None) -> None:
         """(Re)start the debounced analysis of ``uri``."""

@@ -154,3 +154,22 @@ async def test_settings_from_workspace_configuration_apply(client: LanguageClien
         assert await diagnostics(client, uri, 1) == []
     else:
         assert await next_publish(client, uri, lambda items: not items) == []
+
+
+async def test_workspace_diagnostics_report_progress(client: LanguageClient) -> None:
+    from tests.lsp.conftest import WORKSPACE
+
+    report = await client.workspace_diagnostic_async(types.WorkspaceDiagnosticParams(previous_result_ids=[]))
+    by_name = {item.uri.rsplit("/", 1)[-1]: item for item in report.items}
+    assert {"constants.md", "wrong.md"} <= set(by_name)
+    assert [d.code for d in by_name["wrong.md"].items] == ["C001"]
+    assert list(by_name["constants.md"].items) == []
+    tokens = [t for t, reports in client.progress_reports.items() if getattr(reports[0], "title", "").startswith("Margin")]
+    if client.capabilities.window is None or not client.capabilities.window.work_done_progress:
+        assert tokens == []
+        return
+    (token,) = tokens
+    kinds = [type(r).__name__ for r in client.progress_reports[token]]
+    assert kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"
+    assert "WorkDoneProgressReport" in kinds
+    assert (WORKSPACE / "wrong.md").is_file()
