@@ -9,7 +9,7 @@ definitions its names depend on, with where each is defined.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from scaling_core.document.results import Binding, DocumentAnalysis
 from scaling_core.expr import syntax as ast
@@ -64,37 +64,23 @@ def substitute(expr: ast.Expr, values: dict[str, Value]) -> str:
     return text(expr, 0)
 
 
+def _nodes(node: object) -> Iterator[object]:
+    """Every syntax node under ``node`` (units excluded), depth first."""
+    yield node
+    for child in getattr(node, "__slots__", ()):
+        value = getattr(node, child, None)
+        for item in value if isinstance(value, tuple) else (value,):
+            if hasattr(item, "span") and not isinstance(item, ast.UnitExpr):
+                yield from _nodes(item)
+
+
 def _fields_used(expr: ast.Expr) -> list[ast.Field]:
-    found: list[ast.Field] = []
-
-    def walk(node: object) -> None:
-        if isinstance(node, ast.Field):
-            found.append(node)
-        for child in getattr(node, "__slots__", ()):
-            value = getattr(node, child, None)
-            for item in value if isinstance(value, tuple) else (value,):
-                if hasattr(item, "span") and not isinstance(item, ast.UnitExpr):
-                    walk(item)
-
-    walk(expr)
-    return found
+    return [node for node in _nodes(expr) if isinstance(node, ast.Field)]
 
 
 def names_used(expr: ast.Expr) -> list[str]:
     """Names an expression refers to, in order, without repeats."""
-    found: list[str] = []
-
-    def walk(node: object) -> None:
-        if isinstance(node, ast.Name) and node.name not in found:
-            found.append(node.name)
-        for child in getattr(node, "__slots__", ()):
-            value = getattr(node, child, None)
-            for item in value if isinstance(value, tuple) else (value,):
-                if hasattr(item, "span") and not isinstance(item, ast.UnitExpr):
-                    walk(item)
-
-    walk(expr)
-    return found
+    return list(dict.fromkeys(node.name for node in _nodes(expr) if isinstance(node, ast.Name)))
 
 
 def explain_call(call: FormulaCall, source: Callable[[ast.Expr], str]) -> list[str]:
