@@ -129,14 +129,15 @@ async def interactive(lines: int, edits: int, requests: int) -> dict[str, object
     return {"first": first, "latencies": latencies, "timings": timings, "rss": rss}
 
 
-def reevaluated_per_edit(lines: int) -> tuple[int, int, int, int]:
+def reevaluated_per_edit(lines: int) -> tuple[int, int, int, int, int, int]:
     text = book_like(lines)
     cache = RegionCache()
     analyze_document(text, "draft.md", cache=cache)
-    total = cache.evaluated
+    total, statements = cache.evaluated, cache.statements
     edited = text.replace("B_7 = 512", "B_7 = 513", 1)
     analyze_document(edited, "draft.md", cache=cache)
-    return cache.evaluated, total, cache.chunks.parsed, cache.chunks.parsed + cache.chunks.reused
+    chunks = cache.chunks.parsed + cache.chunks.reused
+    return cache.statements, statements, cache.evaluated, total, cache.chunks.parsed, chunks
 
 
 async def main() -> None:
@@ -151,8 +152,9 @@ async def main() -> None:
         millis = [x * 1e3 for x in samples]
         print(f"{name}: p50 {statistics.median(millis):.1f} ms, p95 {percentile(millis, 0.95):.1f} ms  (budget p95 20)")
     print(f"server peak RSS: {result['rss']:.0f} MB  (budget 150 MB without JAX)")
-    regions, total, parsed, chunks = reevaluated_per_edit(10_000)
-    print(f"one edit re-evaluated {regions} of {total} regions and re-parsed {parsed} of {chunks} chunks")
+    statements, all_statements, regions, total, parsed, chunks = reevaluated_per_edit(10_000)
+    print(f"one edit re-evaluated {statements} of {all_statements} statements ({regions} of {total} regions) "
+          f"and re-parsed {parsed} of {chunks} chunks")
 
 
 if __name__ == "__main__":

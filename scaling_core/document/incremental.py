@@ -55,6 +55,8 @@ class RegionCache:
         self._config: object = None
         self.evaluated = 0
         self.reused = 0
+        #: Statements (values and checks) produced by the regions evaluated in the latest analysis.
+        self.statements = 0
 
     def begin(self, config: object) -> None:
         """Start an analysis; settings changes invalidate everything."""
@@ -62,7 +64,7 @@ class RegionCache:
             self._entries = {}
             self._config = config
         self._next = {}
-        self.evaluated = self.reused = 0
+        self.evaluated = self.reused = self.statements = 0
         self.chunks.begin()
 
     def end(self) -> None:
@@ -82,6 +84,7 @@ class RegionCache:
         """Record a freshly evaluated region."""
         self._next[key] = effects
         self.evaluated += 1
+        self.statements += len(effects.values) + len(effects.checks)
 
 
 def fingerprint(value: object) -> object:
