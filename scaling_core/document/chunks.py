@@ -28,50 +28,36 @@ from scaling_core.document.regions import (
 )
 from scaling_core.text import LineIndex, Span
 
-#: Line starts that can change the block structure: fences and ATX headings.
-_LINE_EVENT = re.compile(r"^(?: {0,3}(?P<fence>`{3,}|~{3,})|(?P<heading>#{1,6}(?:[ \t]|$)))", re.M)
-_COMMENT_EVENT = re.compile(r"<!--|-->")
+#: A heading at column 0 right after a blank line: where a chunk may start.
+_CANDIDATE = re.compile(r"(?:\n[ \t]*\n|\r\n[ \t]*\r\n|\r[ \t]*\r)(?=#{1,6}(?:[ \t]|\r|\n|$))")
+#: HTML blocks of CommonMark types 1-5 run to their own terminator, past blank lines and headings.
+_OPEN_HTML = (
+    (re.compile(r"\s{0,3}<!--"), "-->"),
+    (re.compile(r"\s{0,3}<\?"), "?>"),
+    (re.compile(r"\s{0,3}<!\[CDATA\["), "]]>"),
+    (re.compile(r"\s{0,3}<![A-Za-z]"), ">"),
+)
+_OPEN_RAW = re.compile(r"\s{0,3}<(script|pre|style|textarea)(?:\s|>|$)", re.I)
 
 
 def split_chunks(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` offsets of the chunks, covering the whole text in order."""
-    events = [(m.start(), m.group("fence") or "", bool(m.group("heading"))) for m in _LINE_EVENT.finditer(text)]
-    events += [(m.start(), m.group(), False) for m in _COMMENT_EVENT.finditer(text)]
-    events.sort(key=lambda event: event[0])
-    bounds = [0]
-    fence = ""
-    in_comment = False
-    for position, marker, heading in events:
-        if fence:
-            if marker.startswith(fence[0]) and len(marker) >= len(fence) and _bare_fence(text, position):
-                fence = ""
-        elif marker == "<!--":
-            in_comment = True
-        elif marker == "-->":
-            in_comment = False
-        elif in_comment:
-            continue
-        elif marker:
-            fence = marker
-        elif heading and position and _after_blank_line(text, position):
-            bounds.append(position)
-    bounds.append(len(text))
+    """Candidate chunks: cut before every heading that follows a blank line.
+
+    A candidate may cut through a fence or an HTML comment; :func:`extract`
+    notices from the chunk's own parse (:func:`is_open_at_end`) and merges it
+    with the next, so markdown-it alone decides the block structure.
+    """
+    bounds = [0] + [m.end() for m in _CANDIDATE.finditer(text)] + [len(text)]
     return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a] or [(0, len(text))]
 
 
-def _bare_fence(text: str, position: int) -> bool:
-    """Whether the fence line at ``position`` holds nothing but the fence (a closing fence)."""
-    line_end = text.find("\n", position)
-    return text[position : len(text) if line_end < 0 else line_end].strip().strip("`~") == ""
-
-
-def _after_blank_line(text: str, position: int) -> bool:
-    """Whether the line before ``position`` is blank (so no paragraph or HTML block runs on)."""
-    previous_end = position - 1
-    if previous_end > 0 and text[previous_end] == "\n" and text[previous_end - 1] == "\r":
-        previous_end -= 1
-    previous_start = max(text.rfind("\n", 0, previous_end), text.rfind("\r", 0, previous_end)) + 1
-    return text[previous_start:previous_end].strip() == ""
+def html_block_is_open(content: str) -> bool:
+    """Whether an HTML block of types 1-5 lacks its terminator (so it ran to the end)."""
+    for opener, terminator in _OPEN_HTML:
+        if opener.match(content):
+            return terminator not in content[content.index("<") + 2 :]
+    raw = _OPEN_RAW.match(content)
+    return raw is not None and f"</{raw.group(1).lower()}>" not in content.lower()
 
 
 class ChunkCache:
@@ -148,6 +134,7 @@ def shift_scan(scan: ChunkScan, delta: int) -> ChunkScan:
         [replace(p, offset=p.offset + delta, title_span=shift_span(p.title_span, delta)) for p in scan.bold_starts],
         [(kind, shift_span(span, delta), ident) for kind, span, ident in scan.problem_marks],
         [(kind, shift_span(span, delta), codes) for kind, span, codes in scan.margin_marks],
+        scan.open_at_end,
     )
 
 

@@ -15,7 +15,7 @@ from functools import lru_cache
 from markdown_it import MarkdownIt
 
 from scaling_core.diagnostics import make_diagnostic
-from scaling_core.document.chunks import ChunkCache, finalize, shift_scan, split_chunks
+from scaling_core.document.chunks import ChunkCache, finalize, html_block_is_open, split_chunks
 from scaling_core.document.prose import TRAILING_NUMBER
 from scaling_core.document.regions import (
     CalcRegion,
@@ -70,8 +70,12 @@ class _Extractor:
                 self.out.headings.append((self.line_offset(first), section_level))
             elif token.type == "fence":
                 self.fence(token.info.strip(), first, last, token.markup)
+                if not self.fence_closed(first, last, token.markup):
+                    self.out.open_at_end = True
             elif token.type == "html_block":
                 self.scan_inline(first, last)
+                if html_block_is_open(token.content):
+                    self.out.open_at_end = True
             elif token.type == "inline":
                 self.scan_inline(first, last)
                 if tokens[position - 1].type == "paragraph_open":
@@ -79,13 +83,18 @@ class _Extractor:
         return self.out
 
     # -- fenced blocks -------------------------------------------------------
+    def fence_closed(self, first: int, last: int, markup: str) -> bool:
+        """Whether a fence has its closing line (markdown-it runs an open one to the end)."""
+        closing = self.index.line_text(last - 1).lstrip(" >\t").rstrip()
+        return last - 1 > first and closing.startswith(markup) and closing.strip(markup[0]) == ""
+
     def fence(self, info: str, first: int, last: int, markup: str) -> None:
         words = info.split()
         if not words or "calc" not in words[:2]:
             return
         open_line = self.index.line_text(first)
         span = Span(self.line_offset(first), self.index.line_end(last - 1))
-        closed = last - 1 > first and self.index.line_text(last - 1).lstrip(" >\t").startswith(markup)
+        closed = self.fence_closed(first, last, markup)
         content_end = last - 1 if closed else last
         if words[0] != "calc":
             if words[0] in ("python", "py"):
@@ -282,13 +291,23 @@ def extract(text: str, index: LineIndex | None = None, cache: ChunkCache | None 
     the previous version, unchanged chunks are not parsed again.
     """
     index = index or LineIndex(text)
+    if cache is None:
+        # One pass needs no chunks; the property test checks that chunked scans agree.
+        return finalize([_Extractor(text, index).run()], text, index)
     scans = []
-    for start, end in split_chunks(text):
-        chunk = text[start:end]
-        scan = cache.get(chunk) if cache is not None else None
-        if scan is None:
-            scan = scan_chunk(chunk)
-            if cache is not None:
+    bounds = [end for _start, end in split_chunks(text)]
+    start, next_bound = 0, 0
+    while start < len(text):
+        while True:
+            end = bounds[next_bound]
+            chunk = text[start:end]
+            scan = cache.get(chunk)
+            if scan is None:
+                scan = scan_chunk(chunk)
                 cache.put(chunk, scan)
-        scans.append(cache.placed(chunk, start, scan) if cache is not None else shift_scan(scan, start))
+            next_bound += 1
+            if not scan.open_at_end or end == len(text):
+                break  # otherwise the open block runs on: merge with the next chunk
+        scans.append(cache.placed(chunk, start, scan))
+        start = end
     return finalize(scans, text, index)

@@ -23,11 +23,12 @@ import numpy as np
 from scaling_core.diagnostics import Diagnostic, Fix, Related
 from scaling_core.document.results import Binding, CheckResult, Reference, ValueResult
 from scaling_core.expr.evaluator import ShapeValue
+from scaling_core.expr.lexer import IDENTIFIER
 from scaling_core.hardware.catalog import Record
 from scaling_core.text import Span
 from scaling_core.units.quantity import Quantity
 
-_IDENTIFIER = re.compile(r"[^\W\d]\w*")
+_IDENTIFIER = re.compile(IDENTIFIER)  # the lexer's own rule, so no name a region reads is missed
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,8 @@ class Effects:
     checks: tuple[CheckResult, ...]
     bindings: tuple[Binding, ...]
     references: tuple[Reference, ...]
+    #: For each reference, the index of the region's own binding it resolved to, or None if outside.
+    owners: tuple[int | None, ...] = ()
 
 
 class RegionCache:
@@ -136,6 +139,7 @@ def shifted(effects: Effects, start: int) -> Effects:
         tuple(replace(c, span=shift_span(c.span, delta)) for c in effects.checks),
         bindings,
         tuple(replace(r, span=shift_span(r.span, delta)) for r in effects.references),
+        effects.owners,
     )
 
 

@@ -101,16 +101,18 @@ class Interpreter:
             return
         marks = (len(self.diagnostics), len(self.values), len(self.checks), len(self.bindings), len(self.references))
         evaluate()
+        own = self.bindings[marks[3] :]
+        references = self.references[marks[4] :]
+        owners = tuple(next((i for i, b in enumerate(own) if b is r.binding), None) for r in references)
         self.cache.put(key, Effects(
             start, tuple(self.diagnostics[marks[0]:]), tuple(self.values[marks[1]:]), tuple(self.checks[marks[2]:]),
-            tuple(self.bindings[marks[3]:]), tuple(self.references[marks[4]:]),
+            tuple(own), tuple(references), owners,
         ))  # fmt: skip
 
     def replay(self, effects: Effects) -> None:
         """Apply a region's recorded effects: results, definitions, and references re-resolved."""
-        for reference in effects.references:
-            own = [b for b in effects.bindings if b.name == reference.name and b.span.start < reference.span.start]
-            binding = own[-1] if own else self._binding(reference.name)
+        for reference, owner in zip(effects.references, effects.owners):
+            binding = effects.bindings[owner] if owner is not None else self._binding(reference.name)
             self.references.append(Reference(reference.span, reference.name, binding))
         self.diagnostics.extend(effects.diagnostics)
         self.values.extend(effects.values)

@@ -99,6 +99,8 @@ class ChunkScan:
     problem_marks: list[tuple[str, Span, str]] = field(default_factory=list)
     #: ("off" | "on" | "ignore", span, codes) margin directives.
     margin_marks: list[tuple[str, Span, frozenset[str] | None]] = field(default_factory=list)
+    #: Whether a fence or HTML block is still open at the chunk's end (it would run into the next).
+    open_at_end: bool = False
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,8 @@ _OPERATORS: dict[str, TokenKind] = {
     "(": TokenKind.LPAREN, ")": TokenKind.RPAREN, "[": TokenKind.LBRACKET, "]": TokenKind.RBRACKET,
 }  # fmt: skip
 _SUPERSCRIPT_CLASS = "".join(_SUPERSCRIPTS)
+#: A name, exactly as the lexer reads one (superscripts are exponents, not part of names).
+IDENTIFIER = rf"[^\W\d{_SUPERSCRIPT_CLASS}][^\W{_SUPERSCRIPT_CLASS}]*"
 # One master pattern, tried at each position; the group that matched names the token.
 _TOKEN = re.compile(
     r"(?P<space>[ \t\f\v\u00a0]+)"
@@ -38,7 +40,7 @@ _TOKEN = re.compile(
     r"|(?P<newline>\r\n|\r|\n)"
     r"|(?P<number>(?:[0-9][0-9_]*(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)(?P<suffix>[kKMBT](?!\w))?"
     rf"|(?P<super>⁻?[{_SUPERSCRIPT_CLASS}]+)"
-    rf"|(?P<ident>[^\W\d{_SUPERSCRIPT_CLASS}][^\W{_SUPERSCRIPT_CLASS}]*)"
+    rf"|(?P<ident>{IDENTIFIER})"
     r'|(?P<string>"[^"\r\n]*")'
     r"|(?P<op>\*\*|->|\+-|~=|==|<=|>=|[≈≤≥<>±→=+\-−*×·⋅/÷^%.,()\[\]])"
 )

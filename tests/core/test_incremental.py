@@ -6,7 +6,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scaling_core import DocumentAnalysis, analyze_document
-from scaling_core.document.chunks import split_chunks
 from scaling_core.document.incremental import RegionCache
 from tests.core.test_robustness import FRAGMENTS
 
@@ -81,9 +80,16 @@ def test_an_edit_reevaluates_only_the_changed_region_and_its_dependents() -> Non
     assert cache.chunks.parsed == 1
 
 
-def test_chunks_cover_the_text_and_never_split_fences_or_comments() -> None:
-    text = "# A\n\n```\n\n# not a heading\n```\n\n<!--\n\n# nor this\n-->\n\n# B\ntext\n"
-    chunks = split_chunks(text)
-    assert chunks[0][0] == 0 and chunks[-1][1] == len(text)
-    assert all(a[1] == b[0] for a, b in zip(chunks, chunks[1:]))
-    assert [text[a:b].split("\n")[0] for a, b in chunks] == ["# A", "# B"]
+def test_chunked_extraction_equals_one_pass_even_across_fences_and_comments() -> None:
+    from scaling_core.document.chunks import ChunkCache
+    from scaling_core.document.extract import extract
+
+    text = (
+        "# A\n\n```\n\n# not a heading\n```\n\n<!--\n\n# nor this\n-->\n\n"
+        "```calc\nx = 1\n\n# inside an unclosed fence\n\n# B\ntext `1 + 1 = 2`\n"
+    )
+    cache = ChunkCache()
+    cache.begin()
+    chunked = extract(text, cache=cache)
+    whole = extract(text)
+    assert chunked.regions == whole.regions and chunked.diagnostics == whole.diagnostics
