@@ -77,7 +77,8 @@ class Interpreter:
         if earlier is not None:
             self.diagnostics.append(make_diagnostic("N008", f"'{name}' is redefined here; later uses see this value", span))
         source = self.source(expr.span) if expr is not None else ""
-        binding = Binding(name, value, span, self.path, expr, source, fingerprint(value))
+        stamp = fingerprint(value) if self.cache is not None else None  # only region keys need it
+        binding = Binding(name, value, span, self.path, expr, source, stamp)
         scope[name] = binding
         self.bindings.append(binding)
 
