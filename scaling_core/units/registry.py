@@ -32,9 +32,8 @@ class Unit:
 class UnitRegistry:
     """Resolves unit spellings; immutable after construction."""
 
-    def __init__(self, units: dict[str, Unit], counts: frozenset[str]) -> None:
+    def __init__(self, units: dict[str, Unit]) -> None:
         self._units = units
-        self.count_names = counts
 
     def lookup(self, spelling: str) -> Unit | None:
         """The unit spelled ``spelling``, or None."""
@@ -52,7 +51,7 @@ class UnitRegistry:
         return sorted(self._units)
 
 
-def _expand(data: dict) -> tuple[dict[str, Unit], frozenset[str]]:
+def _expand(data: dict) -> dict[str, Unit]:
     prefix_sets: dict[str, dict[str, tuple[str, float]]] = {
         name: {sym: (long, float(f)) for sym, (long, f) in table.items()}
         for name, table in data["prefixes"].items()
@@ -74,12 +73,10 @@ def _expand(data: dict) -> tuple[dict[str, Unit], frozenset[str]]:
                 wordy = names + [s for s in symbols if len(s) > 2 and s.isalpha() and s.islower()]
                 for name in wordy:
                     prefixed.setdefault(plong + name, Unit(plong + name, factor * pfactor, dim, None, hint))
-    counts: set[str] = set()
     for singular, plural in data["counts"].items():
         for spelling in (singular, plural):
-            counts.add(spelling)
             exact[spelling] = Unit(spelling, 1.0, dimension.DIMENSIONLESS, singular)
-    return {**prefixed, **exact}, frozenset(counts)
+    return {**prefixed, **exact}
 
 
 @lru_cache(maxsize=1)
@@ -89,5 +86,4 @@ def default_registry() -> UnitRegistry:
     data = tomllib.loads(raw)
     if tuple(data["dimensions"]) != dimension.BASE_DIMENSIONS:
         raise RuntimeError("units.toml dimensions do not match scaling_core.units.dimension")
-    units, counts = _expand(data)
-    return UnitRegistry(units, counts)
+    return UnitRegistry(_expand(data))

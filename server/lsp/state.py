@@ -170,14 +170,6 @@ class State:
         analysis = await waiter
         return self.documents.get(uri, document), analysis
 
-    def latest(self, uri: str) -> tuple[Document, DocumentAnalysis] | None:
-        """The newest stored analysis and the document version it belongs to (may lag behind edits)."""
-        stored = self.analyses.get(uri)
-        document = self.documents.get(uri)
-        if stored is None or document is None:
-            return None
-        return (document if document.version == stored[0] else None) or Document(uri, stored[0], stored[1].text), stored[1]
-
     def close(self, uri: str) -> None:
         """Forget a closed document."""
         self.documents.pop(uri, None)
