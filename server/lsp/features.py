@@ -6,11 +6,12 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from scaling_core import DocumentAnalysis
 from scaling_core.queries.actions import code_actions
 from scaling_core.queries.assist import completions, signature_at
 from scaling_core.queries.hover import hover_at
 from scaling_core.queries.navigation import Symbol, binding_at, document_symbols, is_valid_name, references_to
-from server.lsp.convert import diagnostic
+from server.lsp.convert import PositionConverter, diagnostic
 from server.lsp.documents import Document, path_to_uri
 
 if TYPE_CHECKING:
@@ -63,14 +64,13 @@ def register(server: MarginServer) -> None:
         types.DiagnosticOptions(identifier="margin", inter_file_dependencies=True, workspace_diagnostics=True),
     )
     async def document_diagnostic(ls: MarginServer, params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
-        current = await ls.state.analysis(params.text_document.uri)
-        if current is None:
+        snapshot = await _snapshot(ls, params.text_document.uri)
+        if snapshot is None:
             return types.RelatedFullDocumentDiagnosticReport(items=[])
-        document, analysis = current
+        document, analysis, converter = snapshot
         result_id = f"{document.uri}@{document.version}"
         if params.previous_result_id == result_id:
             return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
-        converter = document.converter(ls.encoding)
         items = [diagnostic(converter, document.uri, d) for d in analysis.diagnostics]
         return types.RelatedFullDocumentDiagnosticReport(items=items, result_id=result_id)
 
@@ -80,21 +80,19 @@ def register(server: MarginServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: MarginServer, params: types.HoverParams) -> types.Hover | None:
-        current = await ls.state.analysis(params.text_document.uri)
-        if current is None:
+        snapshot = await _snapshot(ls, params.text_document.uri)
+        if snapshot is None:
             return None
-        document, analysis = current
-        converter = document.converter(ls.encoding)
+        document, analysis, converter = snapshot
         text = hover_at(analysis, converter.offset(params.position))
         return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, text)) if text else None
 
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
     async def inlay_hint(ls: MarginServer, params: types.InlayHintParams) -> list[types.InlayHint]:
-        current = await ls.state.analysis(params.text_document.uri)
-        if current is None:
+        snapshot = await _snapshot(ls, params.text_document.uri)
+        if snapshot is None:
             return []
-        document, analysis = current
-        converter = document.converter(ls.encoding)
+        document, analysis, converter = snapshot
         wanted = converter.span(params.range)
         hints = []
         for value in analysis.values:
@@ -111,11 +109,10 @@ def register(server: MarginServer) -> None:
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.Refactor]),
     )
     async def code_action(ls: MarginServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-        current = await ls.state.analysis(params.text_document.uri)
-        if current is None:
+        snapshot = await _snapshot(ls, params.text_document.uri)
+        if snapshot is None:
             return []
-        document, analysis = current
-        converter = document.converter(ls.encoding)
+        document, analysis, converter = snapshot
         span = converter.span(params.range)
         result = []
         for action in code_actions(analysis, span.start, span.end):
@@ -128,11 +125,11 @@ def register(server: MarginServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=["."]))
     async def completion(ls: MarginServer, params: types.CompletionParams) -> list[types.CompletionItem]:
-        current = await ls.state.analysis(params.text_document.uri)
-        if current is None:
+        snapshot = await _snapshot(ls, params.text_document.uri)
+        if snapshot is None:
             return []
-        document, analysis = current
-        offset = document.converter(ls.encoding).offset(params.position)
+        document, analysis, converter = snapshot
+        offset = converter.offset(params.position)
         return [
             types.CompletionItem(c.label, kind=_COMPLETION_KIND[c.kind], detail=c.detail, documentation=c.documentation or None)
             for c in completions(analysis, offset)
@@ -140,11 +137,11 @@ def register(server: MarginServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_SIGNATURE_HELP, types.SignatureHelpOptions(trigger_characters=["(", ","]))
     async def signature_help(ls: MarginServer, params: types.SignatureHelpParams) -> types.SignatureHelp | None:
-        current = await ls.state.analysis(params.text_document.uri)
-        if current is None:
+        snapshot = await _snapshot(ls, params.text_document.uri)
+        if snapshot is None:
             return None
-        document, analysis = current
-        found = signature_at(analysis, document.converter(ls.encoding).offset(params.position))
+        document, analysis, converter = snapshot
+        found = signature_at(analysis, converter.offset(params.position))
         if found is None:
             return None
         parameters = [types.ParameterInformation(label=p) for p in found.parameters]
@@ -153,11 +150,11 @@ def register(server: MarginServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     async def definition(ls: MarginServer, params: types.DefinitionParams) -> types.Location | None:
-        current = await ls.state.analysis(params.text_document.uri)
-        if current is None:
+        snapshot = await _snapshot(ls, params.text_document.uri)
+        if snapshot is None:
             return None
-        document, analysis = current
-        binding = binding_at(analysis, document.converter(ls.encoding).offset(params.position))
+        document, analysis, converter = snapshot
+        binding = binding_at(analysis, converter.offset(params.position))
         if binding is None:
             return None
         return await _location(ls, binding.path, binding.span)
@@ -178,11 +175,10 @@ def register(server: MarginServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     async def document_symbol(ls: MarginServer, params: types.DocumentSymbolParams) -> list[types.DocumentSymbol]:
-        current = await ls.state.analysis(params.text_document.uri)
-        if current is None:
+        snapshot = await _snapshot(ls, params.text_document.uri)
+        if snapshot is None:
             return []
-        document, analysis = current
-        converter = document.converter(ls.encoding)
+        document, analysis, converter = snapshot
 
         def convert(symbol: Symbol) -> types.DocumentSymbol:
             kind = types.SymbolKind.Namespace if symbol.kind == "problem" else types.SymbolKind.Variable
@@ -193,17 +189,25 @@ def register(server: MarginServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
     async def code_lens(ls: MarginServer, params: types.CodeLensParams) -> list[types.CodeLens]:
-        current = await ls.state.analysis(params.text_document.uri)
-        if current is None:
+        snapshot = await _snapshot(ls, params.text_document.uri)
+        if snapshot is None:
             return []
-        document, analysis = current
-        converter = document.converter(ls.encoding)
+        document, analysis, converter = snapshot
         marks = {"pass": "✓", "fail": "✗", "untested": "○"}
         return [
             types.CodeLens(converter.range(p.title_span),
                            types.Command(f"{marks[p.status]} {p.status}: {p.passed}/{p.total} checks pass", ""))
             for p in analysis.problems
         ]  # fmt: skip
+
+
+async def _snapshot(ls: MarginServer, uri: str) -> tuple[Document, DocumentAnalysis, PositionConverter] | None:
+    """The current version of ``uri``, its analysis and its position converter."""
+    current = await ls.state.analysis(uri)
+    if current is None:
+        return None
+    document, analysis = current
+    return document, analysis, document.converter(ls.encoding)
 
 
 async def _check_workspace(ls: MarginServer, token: types.ProgressToken | None) -> list[types.WorkspaceDocumentDiagnosticReport]:
@@ -259,11 +263,11 @@ async def _location(ls: MarginServer, path: str, span) -> types.Location:
 
 async def _occurrences(ls: MarginServer, uri: str, position: types.Position, include_definition: bool) -> dict[str, list[types.Range]]:
     """Every range naming the definition at ``position``, in this and other open documents."""
-    current = await ls.state.analysis(uri)
-    if current is None:
+    snapshot = await _snapshot(ls, uri)
+    if snapshot is None:
         return {}
-    document, analysis = current
-    target = binding_at(analysis, document.converter(ls.encoding).offset(position))
+    _document, analysis, converter = snapshot
+    target = binding_at(analysis, converter.offset(position))
     if target is None:
         return {}
     found: dict[str, list[types.Range]] = {}
