@@ -10,12 +10,11 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from scaling_core.diagnostics import Diagnostic, Fix, make_diagnostic
+from scaling_core.diagnostics import Diagnostic, make_diagnostic
 from scaling_core.document.incremental import Effects, RegionCache, fingerprint, identifiers, shifted
-from scaling_core.document.prose import TRAILING_NUMBER, read_number, restyle
+from scaling_core.document.prose import TRAILING_NUMBER, read_number
 from scaling_core.document.regions import CalcRegion, ClaimRegion, CodeSpanRegion
+from scaling_core.document.reporting import CheckReporting
 from scaling_core.document.results import Binding, CheckResult, Reference, ValueResult
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.compare import Outcome, compare, last_digit_unit
@@ -24,7 +23,7 @@ from scaling_core.expr.lexer import MAGNITUDE_SUFFIXES, tokenize
 from scaling_core.expr.parser import parse_chain, parse_claim_expression, parse_statements
 from scaling_core.expr.tokens import Token, TokenKind
 from scaling_core.text import Span
-from scaling_core.units.display import format_in_unit, format_magnitude, format_quantity
+from scaling_core.units.display import format_in_unit, format_quantity
 from scaling_core.units.quantity import Quantity, UnitError, convert_dim
 from scaling_core.units.registry import UnitRegistry
 
@@ -33,7 +32,7 @@ _FLIPPED = {"<": ">", ">": "<", "≤": "≥", "≥": "≤"}
 
 
 @dataclass
-class Interpreter:
+class Interpreter(CheckReporting):
     """Evaluates one document's regions against a scope chain."""
 
     registry: UnitRegistry
@@ -371,48 +370,6 @@ class Interpreter:
         return Quantity(number.value * factor, dim, dim == 0, label), number.ulp * factor, factor
 
     # -- reporting -----------------------------------------------------------
-    def report(self, kind: str, span: Span, op: str, claim: str, outcome: Outcome, at: Span, left: str | None) -> None:
-        computed = format_quantity(outcome.computed, 4)
-        status = "pass" if outcome.passed else ("warn" if outcome.implied else "fail")
-        subject = f"'{left}' is {computed}" if left else f"computed {computed}"
-        if status == "pass":
-            message = f"{subject}; claim {claim} holds"
-        elif status == "warn":
-            plain = format_magnitude(outcome.computed.value, 1.0, 4)
-            what = f"'{left}' is {plain}" if left else f"computed {plain}"
-            if outcome.unannotated:
-                what += " with no unit"
-            message = f"{what}: it matches the claim {claim} only if read as {outcome.implied}; write the unit"
-            self.diagnostics.append(make_diagnostic("U005", message, at))
-        else:
-            below, above = (format_quantity(Quantity(float(np.max(x)), outcome.claimed.dim), 2) for x in outcome.allowance)
-            window = f"±{above}" if below == above else f"-{below}/+{above}"
-            tolerance = f" (tolerance {window})" if op in ("=", "==", "≈", "~=") else ""
-            message = f"{subject}, not {op} {claim}{tolerance}"
-            notes = (f"off by {outcome.slip}",) if outcome.slip else ()
-            fixes = self.fixes(kind, claim, outcome, at)
-            self.diagnostics.append(make_diagnostic("C001", "check failed: " + message, at, notes=notes, fixes=fixes))
-        allowance = (float(np.max(outcome.allowance[0])), float(np.max(outcome.allowance[1])))
-        self.checks.append(CheckResult(kind, span, status, op, claim, outcome.computed, computed, message, self.problem,
-                                       outcome.claimed, allowance))  # fmt: skip
-
-    def fixes(self, kind: str, claim: str, outcome: Outcome, at: Span) -> tuple[Fix, ...]:
-        if kind != "claim" or isinstance(outcome.computed.value, np.ndarray):
-            return ()
-        match = TRAILING_NUMBER.search(claim)
-        if match is None:
-            return ()
-        number = read_number(match)
-        scale = outcome.claimed.value / number.value if number.value else 1.0
-        if not scale:
-            return ()
-        text = restyle(float(outcome.computed.value) / scale, match.group("num") + (match.group("exp") or ""))
-        replacement = text + claim[match.end("exp") if match.group("exp") else match.end("num") :]
-        return (Fix(f"Replace {claim} with {replacement}", at, replacement),)
-
-    def record_skip(self, kind: str, span: Span, op: str, claim: str) -> None:
-        self.checks.append(CheckResult(kind, span, "skip", op, claim, None, "", "not evaluated", self.problem))
-
     def with_suggestions(self, diagnostic: Diagnostic) -> Diagnostic:
         """Add a did-you-mean note to unknown-unit diagnostics from the parser."""
         if diagnostic.code != "N002" or diagnostic.notes:
