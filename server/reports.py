@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
 
@@ -181,6 +180,8 @@ def _testcases(analysis: DocumentAnalysis, path: str) -> Iterable[tuple[str, str
 
 def to_junit(analyses: list[DocumentAnalysis], paths: list[str]) -> str:
     """JUnit XML: one test case per check and per problem, one suite per file."""
+    from xml.sax.saxutils import escape, quoteattr  # imports urllib/http: keep it off the start-up path
+
     suites = []
     for analysis, path in zip(analyses, paths):
         cases = list(_testcases(analysis, path))
