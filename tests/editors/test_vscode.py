@@ -1,0 +1,27 @@
+"""The VS Code client type-checks (strict) and bundles against the real vscode-languageclient."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+NPM = shutil.which("npm")
+
+
+@pytest.mark.skipif(NPM is None, reason="needs node and npm")
+def test_vscode_client_typechecks_and_bundles(tmp_path: Path) -> None:
+    project = tmp_path / "vscode"
+    shutil.copytree(ROOT / "editors" / "vscode", project, ignore=shutil.ignore_patterns("node_modules", "dist"))
+    def run(*command: str) -> None:
+        result = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stdout + result.stderr
+
+    run(NPM, "install", "--no-audit", "--no-fund", "--loglevel=error")  # type: ignore[arg-type]
+    run(str(project / "node_modules" / ".bin" / "tsc"), "--noEmit", "-p", ".")
+    run(NPM, "run", "build")  # type: ignore[arg-type]
+    assert (project / "dist" / "extension.js").stat().st_size > 10_000
