@@ -21,7 +21,11 @@ def test_vscode_client_typechecks_and_bundles(tmp_path: Path) -> None:
         result = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=300)
         assert result.returncode == 0, result.stdout + result.stderr
 
-    run(NPM, "install", "--no-audit", "--no-fund", "--loglevel=error")  # type: ignore[arg-type]
+    install = subprocess.run([NPM, "install", "--no-audit", "--no-fund", "--loglevel=error"],  # type: ignore[list-item]
+                             cwd=project, capture_output=True, text=True, timeout=300)  # fmt: skip
+    if install.returncode and any(e in install.stderr for e in ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT")):
+        pytest.skip("the npm registry is unreachable")
+    assert install.returncode == 0, install.stderr
     run(str(project / "node_modules" / ".bin" / "tsc"), "--noEmit", "-p", ".")
     run(NPM, "run", "build")  # type: ignore[arg-type]
     assert (project / "dist" / "extension.js").stat().st_size > 10_000
