@@ -94,10 +94,10 @@ def explain_call(call: FormulaCall, source: Callable[[ast.Expr], str]) -> list[s
         lines.append(f"| {param.name} | {written} | {show(value)} |")
     for field in _fields_used(formula.tree()):
         if isinstance(field.target, ast.Name) and isinstance(chip := call.arguments.get(field.target.name), Record):
-            value = chip.fields.get(field.name)
+            field_value = chip.fields.get(field.name)
             origin = chip.sources.get(field.name, "")
             note = f"; {chip.notes[field.name]}" if field.name in chip.notes else ""
-            shown = format_quantity(value, 4) if value is not None else "missing"
+            shown = format_quantity(field_value, 4) if field_value is not None else "missing"
             lines.append(f"| {FIELD_SYMBOLS.get(field.name, field.name)} | `{chip.name}.{field.name}` | {shown} — {origin}{note} |")
     lines += ["", f"    = {substitute(formula.tree(), call.arguments)}", f"    = {show(call.result)}"]
     return lines

@@ -90,9 +90,10 @@ class CalcSession:
         if evaluation.value is None or not isinstance(statement, (ast.Show, ast.Definition)):
             return Explanation(evaluation, "")
         value = interpreter.lookup(statement.name) if isinstance(statement, ast.Definition) else None
-        shown = value if value is not None else evaluation.value.quantity
+        if value is None:
+            value = evaluation.value.quantity or interpreter.evaluator.value(statement.expr)
         markdown = explain(
-            last, last, statement.expr, shown, calls, self._binding, interpreter.records, lambda _b: "defined earlier in this session"
+            last, last, statement.expr, value, calls, self._binding, interpreter.records, lambda _b: "defined earlier in this session"
         )
         return Explanation(evaluation, markdown)
 

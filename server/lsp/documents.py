@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -46,11 +47,11 @@ class Document:
 
 
 def apply_changes(
-    document: Document, version: int, changes: list[types.TextDocumentContentChangeEvent], encoding: str
+    document: Document, version: int, changes: Sequence[types.TextDocumentContentChangeEvent], encoding: str
 ) -> Document:
     """A new document version with ``changes`` applied in order."""
     text = document.text
-    index = document.index
+    index: LineIndex | None = document.index
     for change in changes:
         if isinstance(change, types.TextDocumentContentChangePartial):
             converter = PositionConverter(index if index is not None else LineIndex(text), encoding)

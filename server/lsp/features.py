@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -258,7 +259,7 @@ async def _location(ls: MarginServer, path: str, span) -> types.Location:
     from server.lsp.convert import PositionConverter
     from server.workspace import read_text
 
-    return types.Location(uri, PositionConverter(LineIndex(read_text(path)), ls.encoding).range(span))
+    return types.Location(uri, PositionConverter(LineIndex(read_text(Path(path))), ls.encoding).range(span))
 
 
 async def _occurrences(ls: MarginServer, uri: str, position: types.Position, include_definition: bool) -> dict[str, list[types.Range]]:
