@@ -23,6 +23,8 @@ from server.workspace import UsageError, find_project, read_text
 
 log = logging.getLogger(__name__)
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
+#: Editor-side settings that configure the client, not the engine.
+_CLIENT_ONLY = {"command", "trace"}
 
 
 def settings_to_config(base: Config, settings: Any) -> tuple[Config, list[str]]:
@@ -34,7 +36,8 @@ def settings_to_config(base: Config, settings: Any) -> tuple[Config, list[str]]:
         return base, ["settings must be an object"]
     merged: dict[str, Any] = {k: getattr(base, k) for k in ("tolerance", "code_spans", "trust", "check_frequency",
                                                             "max_array_elements")}  # fmt: skip
-    merged.update({_CAMEL.sub("_", key).lower(): value for key, value in table.items()})
+    merged.update({_CAMEL.sub("_", key).lower(): value for key, value in table.items()
+                   if key not in _CLIENT_ONLY and value is not None})  # fmt: skip
     config, problems = config_from_mapping({k: list(v) if isinstance(v, tuple) else v for k, v in merged.items()})
     return _with(base, config), problems
 

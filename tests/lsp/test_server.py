@@ -173,3 +173,19 @@ async def test_workspace_diagnostics_report_progress(client: LanguageClient) -> 
     assert kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"
     assert "WorkDoneProgressReport" in kinds
     assert (WORKSPACE / "wrong.md").is_file()
+
+
+def test_editor_settings_layer_over_the_project_config() -> None:
+    from scaling_core import Config
+    from scaling_core.diagnostics import Severity
+    from server.lsp.state import settings_to_config
+
+    project = Config(tolerance=0.02, severity={"U005": Severity.ERROR}, exclude=("drafts/**",))
+    config, problems = settings_to_config(
+        project, {"margin": {"command": ["margin", "lsp"], "codeSpans": False, "severity": {"N008": "off"}}}
+    )
+    assert problems == []
+    assert (config.tolerance, config.code_spans, config.exclude) == (0.02, False, ("drafts/**",))
+    assert config.severity == {"U005": Severity.ERROR, "N008": None}
+    _config, problems = settings_to_config(project, {"tolerance": "lots"})
+    assert problems and "tolerance" in problems[0]

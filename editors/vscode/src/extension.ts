@@ -11,7 +11,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: "file", language: "markdown" }],
     // The same keys as [tool.margin]; the server also asks via workspace/configuration.
-    initializationOptions: { margin: { ...settings, trust: vscode.workspace.isTrusted } },
+    initializationOptions: {
+      margin: {
+        tolerance: settings.get<number>("tolerance"),
+        codeSpans: settings.get<boolean>("codeSpans"),
+        checkFrequency: settings.get<string>("checkFrequency"),
+        severity: settings.get<Record<string, string>>("severity"),
+        trust: vscode.workspace.isTrusted,
+      },
+    },
     synchronize: { configurationSection: "margin" },
   };
   client = new LanguageClient("margin", "Margin", serverOptions, clientOptions);
