@@ -62,15 +62,18 @@ class Interpreter(CheckReporting):
 
     # -- scope ---------------------------------------------------------------
     def lookup(self, name: str) -> Value | None:
+        """The value a name has here: local scope, then top level, then chips."""
         for scope in (self.local, self.top):
             if scope is not None and name in scope:
                 return scope[name].value
         return self.records.get(name)
 
     def visible_names(self) -> list[str]:
+        """Every name visible here (for did-you-mean)."""
         return [*self.top, *(self.local or {}), *self.records]
 
     def bind(self, name: str, value: Value, span: Span, expr: ast.Expr | None = None) -> None:
+        """Define ``name`` in the current scope (hint N008 if it shadows one there)."""
         scope = self.local if self.local is not None else self.top
         earlier = scope.get(name)
         if earlier is not None:
@@ -137,6 +140,7 @@ class Interpreter(CheckReporting):
 
     # -- calc blocks ---------------------------------------------------------
     def calc_region(self, region: CalcRegion) -> None:
+        """Lex, parse and evaluate every statement of a calc block."""
         tokens, problems = self.block_tokens(region)
         self.diagnostics.extend(problems)
         statements, problems = parse_statements(tokens, self.is_unit)
@@ -174,9 +178,11 @@ class Interpreter(CheckReporting):
         return tokens, diagnostics
 
     def is_unit(self, spelling: str) -> bool:
+        """Whether ``spelling`` names a unit (the parser's unit test)."""
         return spelling in self.registry
 
     def statement(self, statement: ast.Statement) -> None:
+        """Evaluate one statement; failures become diagnostics."""
         hints_before = len(self.evaluator.hints)
         try:
             if isinstance(statement, ast.Import):
@@ -199,6 +205,7 @@ class Interpreter(CheckReporting):
         del self.evaluator.hints[hints_before:]
 
     def shown_value(self, expr: ast.Expr, convert: ast.UnitExpr | None) -> tuple[Value, str]:
+        """A statement's value and its display (in the ``-> unit`` if given)."""
         value = self.evaluator.top(expr)
         if not isinstance(value, Quantity):
             return value, getattr(value, "title", "shape")
@@ -215,6 +222,7 @@ class Interpreter(CheckReporting):
         return shown, format_in_unit(converted, factor, convert.text)
 
     def calc_check(self, check: ast.Check) -> None:
+        """Evaluate a calc-block check ``a OP b [± tol]``."""
         left = self.evaluator.top_quantity(check.left)
         right = self.evaluator.top_quantity(check.right)
         ulp, unit_factor = self.literal_precision(check.right)
@@ -223,6 +231,7 @@ class Interpreter(CheckReporting):
         self.report("calc", check.span, check.op, self.source(check.right.span), outcome, check.span, None)
 
     def tolerance_of(self, tolerance: ast.Tolerance | None) -> tuple[float | None, Quantity | None]:
+        """An explicit tolerance as (relative, absolute quantity)."""
         if tolerance is None:
             return None, None
         if tolerance.relative is not None:
@@ -247,6 +256,7 @@ class Interpreter(CheckReporting):
         self, computed: Quantity, op: str, claimed: Quantity, span: Span,
         ulp: float, unit_factor: float, relative: float | None, absolute: Quantity | None,
     ) -> Outcome:  # fmt: skip
+        """Compare with the tolerance policy; a unit conflict becomes U001 at ``span``."""
         try:
             return compare(
                 computed, op, claimed, ulp=ulp, relative_tolerance=self.tolerance,
@@ -258,6 +268,7 @@ class Interpreter(CheckReporting):
 
     # -- code spans ----------------------------------------------------------
     def code_span(self, region: CodeSpanRegion) -> None:
+        """Check a code span (``expr = value`` chains) or evaluate a ``{calc}`` role."""
         if not region.role and "=" not in region.text and "≈" not in region.text:
             return  # cannot be a checked chain: skip lexing ordinary code
         tokens, problems = tokenize(region.text, region.content_span.start)
@@ -280,6 +291,7 @@ class Interpreter(CheckReporting):
             self.chain(region, links)
 
     def chain(self, region: CodeSpanRegion, links: list) -> None:
+        """Check every evaluable link of a chain against its last value."""
         hints_before = len(self.evaluator.hints)
         claim_expr = links[-1].expr
         op = "≈" if links[-1].relation == "≈" else "="
@@ -312,6 +324,7 @@ class Interpreter(CheckReporting):
 
     # -- prose claims --------------------------------------------------------
     def claim(self, region: ClaimRegion) -> None:
+        """Check a prose claim: the number before ``<!-- OP expr -->`` against ``expr``."""
         tokens, problems = tokenize(region.expr_text, region.expr_offset)
         expr, tolerance, problem = parse_claim_expression(tokens, self.is_unit)
         if problems or problem:

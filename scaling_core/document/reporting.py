@@ -21,6 +21,7 @@ class CheckReporting:
     problem: str | None
 
     def report(self, kind: str, span: Span, op: str, claim: str, outcome: Outcome, at: Span, left: str | None) -> None:
+        """Record a check's result and, unless it passed, its diagnostic."""
         computed = format_quantity(outcome.computed, 4)
         status = "pass" if outcome.passed else ("warn" if outcome.implied else "fail")
         subject = f"'{left}' is {computed}" if left else f"computed {computed}"
@@ -46,6 +47,7 @@ class CheckReporting:
                                        outcome.claimed, allowance))  # fmt: skip
 
     def fixes(self, kind: str, claim: str, outcome: Outcome, at: Span) -> tuple[Fix, ...]:
+        """The quick fix for a wrong prose claim: the computed value in the claim's style."""
         if kind != "claim" or isinstance(outcome.computed.value, np.ndarray):
             return ()
         match = TRAILING_NUMBER.search(claim)
@@ -60,5 +62,6 @@ class CheckReporting:
         return (Fix(f"Replace {claim} with {replacement}", at, replacement),)
 
     def record_skip(self, kind: str, span: Span, op: str, claim: str) -> None:
+        """Record a check that could not be evaluated (its error is reported separately)."""
         self.checks.append(CheckResult(kind, span, "skip", op, claim, None, "", "not evaluated", self.problem))
 

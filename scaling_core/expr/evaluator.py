@@ -112,6 +112,7 @@ class Evaluator:
         return Evaluator(self.registry, lookup, self.visible_names, self.limits, self.hints)
 
     def fail(self, code: str, message: str, span: Span, notes: tuple[str, ...] = ()) -> EvaluationError:
+        """An error that stops this statement, carrying its diagnostic."""
         return EvaluationError(make_diagnostic(code, message, span, notes=notes))
 
     def quantity(self, expr: ast.Expr) -> Quantity:

@@ -83,35 +83,43 @@ class Parser:
     # -- token helpers -------------------------------------------------------
     @property
     def current(self) -> Token:
+        """The token at the cursor."""
         return self.tokens[self.pos]
 
     def peek(self, ahead: int = 1) -> Token:
+        """The token ``ahead`` places after the cursor."""
         return self.tokens[min(self.pos + ahead, len(self.tokens) - 1)]
 
     def advance(self) -> Token:
+        """Consume and return the current token."""
         token = self.tokens[self.pos]
         if token.kind is not TokenKind.EOF:
             self.pos += 1
         return token
 
     def at(self, *kinds: TokenKind) -> bool:
+        """Whether the current token is of one of ``kinds``."""
         return self.tokens[self.pos].kind in kinds
 
     def expect(self, kind: TokenKind, what: str) -> Token:
+        """Consume a token of ``kind`` or fail with 'expected …'."""
         if self.current.kind is not kind:
             raise self.error(f"expected {what}, found {self.describe(self.current)}")
         return self.advance()
 
     def error(self, message: str, span: Span | None = None) -> _ParseError:
+        """An S001 parse error at the current token (or ``span``)."""
         return _ParseError(make_diagnostic("S001", message, span or self.current.span))
 
     @staticmethod
     def describe(token: Token) -> str:
+        """A token as named in messages."""
         if token.kind in (TokenKind.EOF, TokenKind.NEWLINE):
             return token.kind.value
         return f"'{token.text}'"
 
     def at_statement_end(self) -> bool:
+        """Whether the statement ends here (line end or input end)."""
         return self.at(TokenKind.NEWLINE, TokenKind.EOF)
 
     # -- statements ----------------------------------------------------------
@@ -134,6 +142,7 @@ class Parser:
         return statements, diagnostics
 
     def statement(self) -> ast.Statement:
+        """Grammar rule ``statement``."""
         start = self.current.span.start
         if self.current.kind is TokenKind.IDENT and self.current.text == "import" and self.peek().kind is TokenKind.STRING:
             self.advance()
@@ -157,9 +166,11 @@ class Parser:
         return ast.Show(left, convert, Span(start, self.last_end()))
 
     def last_end(self) -> int:
+        """The end offset of the last consumed token."""
         return self.tokens[self.pos - 1].span.end if self.pos else self.current.span.start
 
     def convert(self) -> ast.UnitExpr | None:
+        """Grammar rule ``convert``: an optional ``-> unit``."""
         if not self.at(TokenKind.ARROW):
             return None
         self.advance()
@@ -168,6 +179,7 @@ class Parser:
         return self.unit(require_known=False)
 
     def tolerance(self) -> ast.Tolerance | None:
+        """Grammar rule ``tolerance``: an optional ``± tol``."""
         if not self.at(TokenKind.PLUSMINUS):
             return None
         start = self.advance().span.start
@@ -191,6 +203,7 @@ class Parser:
 
     # -- expressions ---------------------------------------------------------
     def expression(self) -> ast.Expr:
+        """Grammar rule ``expr`` (bounded nesting)."""
         self.depth += 1
         if self.depth > MAX_DEPTH:
             raise _ParseError(
@@ -207,6 +220,7 @@ class Parser:
             self.depth -= 1
 
     def term(self) -> ast.Expr:
+        """Grammar rule ``term``."""
         left = self.unary()
         while self.at(TokenKind.STAR, TokenKind.SLASH, TokenKind.MIDDOT):
             op = self.advance()
@@ -216,6 +230,7 @@ class Parser:
         return left
 
     def unary(self) -> ast.Expr:
+        """Grammar rule ``unary``, with a fast path for a bare number or name."""
         token = self.tokens[self.pos]
         if token.kind in _LEAVES and self.tokens[self.pos + 1].kind in _LEAF_FOLLOWERS:
             # Fast path for a bare number or name, by far the commonest operand.
@@ -236,6 +251,7 @@ class Parser:
         return self.with_unit()
 
     def with_unit(self) -> ast.Expr:
+        """Grammar rule ``with_unit``: a unit after a number, ``)``, ``]`` or a name."""
         operand = self.power()
         previous = self.tokens[self.pos - 1]
         following = self.current
@@ -257,6 +273,7 @@ class Parser:
         return self.peek().kind not in (TokenKind.LPAREN, TokenKind.DOT, TokenKind.LBRACKET)
 
     def power(self) -> ast.Expr:
+        """Grammar rule ``power``."""
         base = self.postfix()
         if self.at(TokenKind.POWER):
             op = self.advance()
@@ -269,6 +286,7 @@ class Parser:
         return base
 
     def exponent(self) -> ast.Expr:
+        """Grammar rule ``exponent`` (no units inside an exponent)."""
         if self.at(TokenKind.MINUS, TokenKind.PLUS):
             op = self.advance()
             operand = self.exponent()
@@ -276,6 +294,7 @@ class Parser:
         return self.power()
 
     def postfix(self) -> ast.Expr:
+        """Grammar rule ``postfix``: fields and calls."""
         expr = self.primary()
         while True:
             if self.at(TokenKind.DOT) and self.peek().kind is TokenKind.IDENT:
@@ -290,6 +309,7 @@ class Parser:
                 return expr
 
     def arguments(self, closer: TokenKind, what: str) -> tuple[ast.Expr, ...]:
+        """Grammar rule ``args`` up to ``closer``."""
         args: list[ast.Expr] = []
         while not self.at(closer):
             args.append(self.expression())
@@ -300,6 +320,7 @@ class Parser:
         return tuple(args)
 
     def primary(self) -> ast.Expr:
+        """Grammar rule ``primary``."""
         token = self.current
         if token.kind is TokenKind.NUMBER:
             self.advance()
@@ -323,6 +344,7 @@ class Parser:
         raise self.error(f"expected a number, name or '(', found {self.describe(token)}")
 
     def unit(self, *, require_known: bool) -> ast.UnitExpr:
+        """Grammar rule ``unit``."""
         factors = [self.unit_factor(1, require_known)]
         while self.at(TokenKind.SLASH, TokenKind.MIDDOT) and not self.current.spaced:
             following = self.peek()
@@ -335,6 +357,7 @@ class Parser:
         return ast.UnitExpr(tuple(factors), Span(factors[0].span.start, factors[-1].span.end))
 
     def unit_factor(self, sign: int, require_known: bool) -> ast.UnitFactor:
+        """Grammar rule ``factor`` of a unit."""
         token = self.advance()
         if require_known and token.kind is TokenKind.IDENT and not self.is_unit(token.text):
             raise _ParseError(_unknown_unit(token))

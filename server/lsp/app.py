@@ -40,6 +40,7 @@ class MarginProtocol(LanguageServerProtocol):
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):  # type: ignore[no-untyped-def]
+        """Hand the change, untouched, to Margin's own document model."""
         if (user_handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
             yield user_handler, (params,), None
 
@@ -76,10 +77,12 @@ class MarginServer(LanguageServer):
             self.workspace_inlay_hint_refresh(None)
 
     def client_supports_refresh(self) -> bool:
+        """Whether the client accepts ``workspace/diagnostic/refresh``."""
         workspace = self.client_capabilities.workspace
         return bool(workspace and workspace.diagnostics and workspace.diagnostics.refresh_support)
 
     def client_supports_inlay_refresh(self) -> bool:
+        """Whether the client accepts ``workspace/inlayHint/refresh``."""
         workspace = self.client_capabilities.workspace
         return bool(workspace and workspace.inlay_hint and workspace.inlay_hint.refresh_support)
 
