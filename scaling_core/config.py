@@ -39,7 +39,8 @@ class Config:
     max_array_elements: int = 1_000_000
     #: Extra or overriding chips: name -> {title, fields: {field: {value, source}}}.
     chips: dict[str, Any] = field(default_factory=dict)
-    #: Remote measurement targets: name -> command (used by ``margin measure``).
+    #: Remote measurement targets: name -> command. Accepted and validated; reserved for the
+    #: measurement commands, which this version does not have yet.
     targets: dict[str, str] = field(default_factory=dict)
 
 

@@ -227,7 +227,6 @@ class _Extractor:
             ClaimRegion(
                 number_span,
                 number.group(),
-                number.group("unit") or "",
                 unit_span,
                 op.group(1),
                 Span(body_offset + op.start(1), body_offset + op.end(1)),

@@ -34,7 +34,6 @@ class ClaimRegion:
 
     number_span: Span
     number_text: str
-    unit_text: str
     unit_span: Span | None
     op: str
     op_span: Span
