@@ -1,5 +1,5 @@
 """``python -m server`` runs the ``margin`` command."""
 
-from server.cli import main
+from server.launch import main
 
 raise SystemExit(main())

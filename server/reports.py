@@ -10,11 +10,10 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import numpy as np
-
 import scaling_core
 from scaling_core import CODES, Diagnostic, DocumentAnalysis, Quantity, Severity
 from scaling_core.render import location, render_diagnostic
+from scaling_core.units.arrays import is_array
 from scaling_core.units.dimension import base_unit_name
 
 SCHEMA_VERSION = 1
@@ -56,7 +55,7 @@ def si_value(quantity: Quantity | None) -> tuple[object, str]:
     if quantity is None:
         return None, ""
     value = quantity.value
-    magnitude = [float(v) for v in value] if isinstance(value, np.ndarray) else float(value)
+    magnitude = [float(v) for v in value] if is_array(value) else float(value)
     return magnitude, base_unit_name(quantity.dim)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,9 @@ from scaling_core import Config, DocumentAnalysis, analyze_document
 from scaling_core.document.session import CalcSession, Evaluation
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Servers the tests start keep their generated-code cache here, not in the user's home.
+os.environ.setdefault("MARGIN_CACHE_DIR", tempfile.mkdtemp(prefix="margin-test-cache-"))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -13,8 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-import numpy as np
-
 from scaling_core.config import Config
 from scaling_core.diagnostics import CODES, Diagnostic, Related, Severity, make_diagnostic
 from scaling_core.document.extract import extract
@@ -26,6 +24,7 @@ from scaling_core.expr import syntax as ast
 from scaling_core.expr.evaluator import EvaluationError, Limits
 from scaling_core.hardware.records import hardware_records
 from scaling_core.text import LineIndex, Span
+from scaling_core.units.arrays import quiet_arrays
 from scaling_core.units.registry import default_registry
 
 #: Resolves ``import "target"`` from the importing path: (resolved path, text) or None.
@@ -85,7 +84,7 @@ def _analyze(
         default_registry(), text, hardware_records(config), path, config.tolerance,
         Limits(max_array_elements=config.max_array_elements), import_names, cache=cache,
     )  # fmt: skip
-    with np.errstate(all="ignore"):
+    with quiet_arrays():
         _interpret(found.regions, found.problems, interpreter, config)
 
     diagnostics = found.diagnostics + interpreter.diagnostics

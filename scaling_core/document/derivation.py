@@ -17,6 +17,7 @@ from scaling_core.expr.evaluator import ShapeValue, Value
 from scaling_core.formulas.call import FormulaCall
 from scaling_core.formulas.symbolic import FIELD_SYMBOLS, symbolic
 from scaling_core.hardware.catalog import Record
+from scaling_core.units.arrays import quiet_arrays
 from scaling_core.units.display import format_quantity
 from scaling_core.units.quantity import Quantity
 
@@ -150,7 +151,6 @@ def _definitions(names: list[str], binding: Callable[[str], Binding | None], lin
 
 def derivation_at(analysis: DocumentAnalysis, offset: int) -> str | None:
     """The derivation of the value shown at ``offset`` (a calc statement or inline value), or None."""
-    import numpy as np
 
     from scaling_core.expr.evaluator import EvaluationError, Evaluator
     from scaling_core.units.registry import default_registry
@@ -185,7 +185,7 @@ def derivation_at(analysis: DocumentAnalysis, offset: int) -> str | None:
 
     expr = shift_tree(shown.expr, shown.shift)
     try:
-        with np.errstate(all="ignore"):
+        with quiet_arrays():
             value = evaluator.top(expr)
     except EvaluationError:
         return None

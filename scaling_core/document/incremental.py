@@ -18,14 +18,13 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
-import numpy as np
-
 from scaling_core.diagnostics import Diagnostic, Fix, Related
 from scaling_core.document.results import Binding, CheckResult, Reference, ValueResult
 from scaling_core.expr.evaluator import ShapeValue
 from scaling_core.expr.lexer import IDENTIFIER
 from scaling_core.hardware.catalog import Record
 from scaling_core.text import Span
+from scaling_core.units.arrays import is_array
 from scaling_core.units.quantity import Quantity
 
 _IDENTIFIER = re.compile(IDENTIFIER)  # the lexer's own rule, so no name a region reads is missed
@@ -96,7 +95,7 @@ def fingerprint(value: object) -> object:
         return None
     if isinstance(value, Quantity):
         magnitude = value.value
-        raw = magnitude.tobytes() if isinstance(magnitude, np.ndarray) else struct.pack("d", magnitude)
+        raw = magnitude.tobytes() if is_array(magnitude) else struct.pack("d", magnitude)
         return ("q", raw, value.dim, value.free, value.label)
     if isinstance(value, Record):
         return ("record", value.name, id(value))

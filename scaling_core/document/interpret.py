@@ -95,9 +95,18 @@ class Interpreter(CheckReporting):
         if self.cache is None or "import" in text:
             evaluate()
             return
-        scope = self.local if self.local is not None else self.top
-        names = tuple((n, self._fingerprint(n), n in scope) for n in identifiers(text))
-        key = (kind, text, self.problem, self.local is not None, names)
+        local, top, records = self.local, self.top, self.records
+        scope = local if local is not None else top
+        names = []
+        for name in identifiers(text):  # what each name read means now (inlined: runs per region per edit)
+            binding = (local.get(name) if local is not None else None) or top.get(name)
+            if binding is not None:
+                stamp = binding.fingerprint if binding.fingerprint is not None else fingerprint(binding.value)
+            else:
+                record = records.get(name)
+                stamp = None if record is None else ("record", name, id(record))
+            names.append((name, stamp, name in scope))
+        key = (kind, text, self.problem, local is not None, tuple(names))
         found = self.cache.get(key)
         if found is not None:
             self.replay(shifted(found, start))
@@ -124,13 +133,6 @@ class Interpreter(CheckReporting):
         for binding in effects.bindings:
             scope[binding.name] = binding
             self.bindings.append(binding)
-
-    def _fingerprint(self, name: str) -> object:
-        binding = self._binding(name)
-        if binding is not None:
-            return binding.fingerprint if binding.fingerprint is not None else fingerprint(binding.value)
-        record = self.records.get(name)
-        return None if record is None else ("record", name, id(record))
 
     def _binding(self, name: str) -> Binding | None:
         for scope in (self.local, self.top):

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from scaling_core.diagnostics import Diagnostic, Fix, make_diagnostic
 from scaling_core.document.prose import TRAILING_NUMBER, read_number, restyle
 from scaling_core.document.results import CheckResult
 from scaling_core.expr.compare import Outcome
 from scaling_core.text import Span
+from scaling_core.units.arrays import is_array, largest
 from scaling_core.units.display import format_magnitude, format_quantity
 from scaling_core.units.quantity import Quantity
 
@@ -35,20 +34,20 @@ class CheckReporting:
             message = f"{what}: it matches the claim {claim} only if read as {outcome.implied}; write the unit"
             self.diagnostics.append(make_diagnostic("U005", message, at))
         else:
-            below, above = (format_quantity(Quantity(float(np.max(x)), outcome.claimed.dim), 2) for x in outcome.allowance)
+            below, above = (format_quantity(Quantity(largest(x), outcome.claimed.dim), 2) for x in outcome.allowance)
             window = f"±{above}" if below == above else f"-{below}/+{above}"
             tolerance = f" (tolerance {window})" if op in ("=", "==", "≈", "~=") else ""
             message = f"{subject}, not {op} {claim}{tolerance}"
             notes = (f"off by {outcome.slip}",) if outcome.slip else ()
             fixes = self.fixes(kind, claim, outcome, at)
             self.diagnostics.append(make_diagnostic("C001", "check failed: " + message, at, notes=notes, fixes=fixes))
-        allowance = (float(np.max(outcome.allowance[0])), float(np.max(outcome.allowance[1])))
+        allowance = (largest(outcome.allowance[0]), largest(outcome.allowance[1]))
         self.checks.append(CheckResult(kind, span, status, op, claim, outcome.computed, computed, message, self.problem,
                                        outcome.claimed, allowance))  # fmt: skip
 
     def fixes(self, kind: str, claim: str, outcome: Outcome, at: Span) -> tuple[Fix, ...]:
         """The quick fix for a wrong prose claim: the computed value in the claim's style."""
-        if kind != "claim" or isinstance(outcome.computed.value, np.ndarray):
+        if kind != "claim" or is_array(outcome.computed.value):
             return ()
         match = TRAILING_NUMBER.search(claim)
         if match is None:

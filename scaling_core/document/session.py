@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from scaling_core.config import Config
 from scaling_core.diagnostics import Diagnostic, make_diagnostic
 from scaling_core.document.derivation import explain
@@ -18,6 +16,7 @@ from scaling_core.expr.lexer import tokenize
 from scaling_core.expr.parser import parse_statements
 from scaling_core.hardware.records import hardware_records
 from scaling_core.text import Span
+from scaling_core.units.arrays import quiet_arrays
 from scaling_core.units.registry import default_registry
 
 
@@ -62,7 +61,7 @@ class CalcSession:
         for line in text.split("\n"):
             lines.append((offset, line))
             offset += len(line) + 1
-        with np.errstate(all="ignore"):
+        with quiet_arrays():
             interpreter.calc_region(CalcRegion(Span(0, len(text)), tuple(lines), hidden=True))
         values = interpreter.values[marks[0] :]
         checks = interpreter.checks[marks[1] :]

@@ -18,9 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import numpy as np
-
 from scaling_core.units import dimension
+from scaling_core.units.arrays import is_array, numpy, typical
 from scaling_core.units.quantity import Quantity, unify
 
 _MANTISSA = re.compile(r"^[+-]?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?")
@@ -116,7 +115,7 @@ def _allowance(
 ) -> tuple[object, object]:
     """How far below and above the claim the computed value may lie (magnitudes)."""
     value = claimed.value
-    reference = abs(value) if type(value) is float else np.abs(np.asarray(value, dtype=np.float64))
+    reference = numpy().abs(value) if is_array(value) else abs(float(value))
     if explicit_absolute is not None:
         unify(explicit_absolute, claimed, "compare")
         width = abs(explicit_absolute.value)
@@ -124,7 +123,7 @@ def _allowance(
     if explicit_relative is not None:
         return explicit_relative * reference, explicit_relative * reference
     floor = 1e-9 * reference
-    largest = max if type(reference) is float else np.maximum
+    largest = numpy().maximum if is_array(reference) else max
     if op == "≈":
         width = largest(largest(ulp, floor), relative_tolerance * reference)
         return width, width
@@ -134,10 +133,14 @@ def _allowance(
 
 
 def _holds(left: object, op: str, right: object, allowance: tuple[object, object]) -> bool:
-    if type(left) is float and type(right) is float and op in _EQUALITY:
-        below, above = (float(x) * (1 + 1e-9) + 1e-300 for x in allowance)  # type: ignore[arg-type]
-        beyond = (left - right) * (-1.0 if right < 0 else 1.0)
-        return -below <= beyond <= above
+    if not (is_array(left) or is_array(right) or is_array(allowance[0]) or is_array(allowance[1])):
+        a, b = float(left), float(right)  # type: ignore[arg-type]
+        if op in _EQUALITY:
+            below, above = (float(x) * (1 + 1e-9) + 1e-300 for x in allowance)  # type: ignore[arg-type]
+            beyond = (a - b) * (-1.0 if b < 0 else 1.0)
+            return -below <= beyond <= above
+        return {"<": a < b, "≤": a <= b, ">": a > b, "≥": a >= b}[op]
+    np = numpy()
     a = np.asarray(left, dtype=np.float64)
     b = np.asarray(right, dtype=np.float64)
     if op in _EQUALITY:
@@ -157,22 +160,21 @@ def _implied_prefix(
             for base, names in ((1000.0, _DECIMAL_NAMES), (1024.0, _BINARY_NAMES)):
                 if power not in names:
                     continue
-                scaled = np.asarray(computed.value) * base**power
+                scaled = computed.value * base**power
                 if _holds(scaled, op, claimed.value, allowance):
                     return f"{names[power]}{symbol}"
     if symbol in ("B", "B/s"):
         for power, name in _BINARY_NAMES.items():
             if abs(claim_factor / 1000.0**power - 1) < 1e-9:
-                rescaled = np.asarray(claimed.value) * 1.024**power
-                widened = tuple(np.asarray(x) * 1.024**power for x in allowance)
+                rescaled = claimed.value * 1.024**power
+                widened = tuple(x * 1.024**power for x in allowance)  # type: ignore[operator]
                 if _holds(computed.value, op, rescaled, widened):
                     return f"{name}{symbol} (the claim's {_DECIMAL_NAMES[power]}{symbol} read as binary)"
     return None
 
 
 def _slip(computed: object, claimed: object) -> str | None:
-    a = float(np.median(np.abs(np.atleast_1d(computed))))
-    b = float(np.median(np.abs(np.atleast_1d(claimed))))
+    a, b = typical(computed), typical(claimed)
     if a == 0 or b == 0:
         return None
     ratio = max(a, b) / min(a, b)

@@ -13,14 +13,13 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from scaling_core.diagnostics import Diagnostic, make_diagnostic
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.parser import DTYPE_BYTES
 from scaling_core.hardware.catalog import Record
 from scaling_core.text import Span
 from scaling_core.units import dimension
+from scaling_core.units.arrays import is_array, numpy
 from scaling_core.units.display import format_quantity
 from scaling_core.units.quantity import Quantity, UnitError, scalar
 from scaling_core.units.registry import Unit, UnitRegistry
@@ -129,8 +128,8 @@ class Evaluator:
     def top(self, expr: ast.Expr) -> Value:
         """Evaluate a whole statement's expression, bounding its unit exponents.
 
-        Callers evaluate under ``numpy.errstate(all="ignore")`` (once per
-        document): overflow and invalid results are caught as E002 instead.
+        Callers evaluate under :class:`~scaling_core.units.arrays.quiet_arrays`
+        (once per document): overflow and invalid results are caught as E002 instead.
         """
         value = self.value(expr)
         if isinstance(value, Quantity) and value.dim and not dimension.is_representable(value.dim):
@@ -224,7 +223,7 @@ class Evaluator:
                 return left * right
             if node.op == "/":
                 divisor = right.value
-                if divisor == 0 if type(divisor) is float else bool(np.any(np.asarray(divisor) == 0)):
+                if bool(numpy().any(divisor == 0)) if is_array(divisor) else divisor == 0:
                     raise self.fail("E001", "division by zero", node.right.span)
                 return left / right
             return self._power(node, left, right)
@@ -234,14 +233,14 @@ class Evaluator:
     def _power(self, node: ast.Binary, base: Quantity, exponent: Quantity) -> Quantity:
         if exponent.dim and not exponent.free:
             raise self.fail("U006", f"an exponent must have no unit, not {describe_unit(exponent)}", node.right.span)
-        if isinstance(exponent.value, np.ndarray):
+        if is_array(exponent.value):
             if base.dim:
                 raise self.fail("U006", "a quantity with a unit needs a single exponent, not a sweep", node.right.span)
-            return Quantity(np.power(base.value, exponent.value), 0, base.free, None)
+            return Quantity(numpy().power(base.value, exponent.value), 0, base.free, None)
         power = float(exponent.value)
         if base.dim and (abs(power) > dimension.MAX_EXPONENT or not dimension.is_representable(base.dim * int(power))):
             raise self.fail("E003", f"a unit exponent beyond ±{dimension.MAX_EXPONENT}", node.right.span)
-        if not isinstance(base.value, np.ndarray) and base.value < 0 and not power.is_integer():
+        if not is_array(base.value) and base.value < 0 and not power.is_integer():
             raise self.fail("E004", "a negative number to a fractional power", node.span)
         return base.power(power)
 
@@ -277,11 +276,12 @@ class Evaluator:
                 raise self.fail("U001", f"list items have different units: {describe_unit(first)} and {describe_unit(item)}", expr.span)
             if not item.free:
                 dim, free = item.dim, False
-        values = [v for item in items for v in np.atleast_1d(item.value)]
+        values = [float(v) for item in items for v in (item.value if is_array(item.value) else (item.value,))]
         return self.array(values, dim, free, first.label, node.span)
 
     def array(self, values: object, dim: int, free: bool, label: str | None, span: Span) -> Quantity:
         """Build a sweep value, within the element limit."""
+        np = numpy()
         array = np.asarray(values, dtype=np.float64)
         if array.size > self.limits.max_array_elements:
             raise self.fail("E003", f"a sweep of {array.size:,} elements exceeds the limit of {self.limits.max_array_elements:,}", span)
@@ -291,20 +291,20 @@ class Evaluator:
         dims = []
         for expr in node.dims:
             value = self.quantity(expr)
-            if value.dim or isinstance(value.value, np.ndarray) or value.value < 0 or not float(value.value).is_integer():
+            if value.dim or is_array(value.value) or value.value < 0 or not float(value.value).is_integer():
                 raise self.fail("U006", "a shape's dimensions must be non-negative whole numbers", expr.span)
             dims.append(float(value.value))
         return ShapeValue(node.dtype, tuple(dims))
 
 
 def _is_finite(value: object) -> bool:
-    if isinstance(value, np.ndarray):
-        return bool(np.all(np.isfinite(value)))
+    if is_array(value):
+        return bool(numpy().all(numpy().isfinite(value)))
     return math.isfinite(value)  # type: ignore[arg-type]
 
 
 def _length_message(left: Quantity, right: Quantity) -> str:
-    sizes = [np.size(left.value), np.size(right.value)]
+    sizes = [left.value.size if is_array(left.value) else 1, right.value.size if is_array(right.value) else 1]  # type: ignore[union-attr]
     return f"sweeps of different lengths ({sizes[0]} and {sizes[1]}) cannot be combined element by element"
 
 

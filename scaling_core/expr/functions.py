@@ -11,12 +11,11 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from scaling_core.expr import syntax as ast
 from scaling_core.formulas import LIBRARY
 from scaling_core.formulas.call import call_formula
 from scaling_core.units import dimension
+from scaling_core.units.arrays import is_array, numpy
 from scaling_core.units.quantity import Quantity, UnitError, unify
 
 if TYPE_CHECKING:
@@ -25,41 +24,65 @@ if TYPE_CHECKING:
 Implementation = Callable[["Evaluator", ast.Call, list[Quantity]], Quantity]
 
 
-def _elementwise(function: Callable[[object], object]) -> Implementation:
+def _elementwise(name: str, on_float: Callable[[float], float]) -> Implementation:
+    """Apply NumPy's ufunc ``name`` to a sweep, or ``on_float`` to a float."""
+
     def apply(ev: Evaluator, node: ast.Call, args: list[Quantity]) -> Quantity:
         (arg,) = args
-        return Quantity(function(arg.value), arg.dim, arg.free, arg.label)
+        value = arg.value
+        result = getattr(numpy(), name)(value) if is_array(value) else on_float(float(value))
+        return Quantity(result, arg.dim, arg.free, arg.label)
 
     return apply
 
 
-def _dimensionless(name: str, function: Callable[[object], object], domain: Callable[[object], bool]) -> Implementation:
+def _whole(round_float: Callable[[float], int]) -> Callable[[float], float]:
+    """A float rounding (math.ceil, round, ...) that, like NumPy, leaves inf and nan as they are."""
+    return lambda v: float(round_float(v)) if math.isfinite(v) else v
+
+
+def _exp(v: float) -> float:
+    try:
+        return math.exp(v)
+    except OverflowError:
+        return math.inf  # as numpy.exp; the evaluator reports the non-finite result (E002)
+
+
+def _positive(value: object) -> bool:
+    return bool(numpy().all(value > 0)) if is_array(value) else float(value) > 0  # type: ignore[arg-type, operator]
+
+
+def _dimensionless(name: str, ufunc: str, on_float: Callable[[float], float], domain: Callable[[object], bool]) -> Implementation:
     def apply(ev: Evaluator, node: ast.Call, args: list[Quantity]) -> Quantity:
         (arg,) = args
         if arg.dim and not arg.free:
             raise ev.fail("U006", f"{name} needs a number without a unit", node.args[0].span)
         if not domain(arg.value):
             raise ev.fail("E004", f"{name} is undefined here (argument out of its domain)", node.args[0].span)
-        return Quantity(function(arg.value), 0, True, None)
+        value = arg.value
+        return Quantity(getattr(numpy(), ufunc)(value) if is_array(value) else on_float(float(value)), 0, True, None)
 
     return apply
 
 
 def _sqrt(ev: Evaluator, node: ast.Call, args: list[Quantity]) -> Quantity:
     (arg,) = args
-    if np.any(np.asarray(arg.value) < 0):
+    if bool(numpy().any(arg.value < 0)) if is_array(arg.value) else arg.value < 0:
         raise ev.fail("E004", "square root of a negative number", node.args[0].span)
     root = dimension.root(arg.dim, 2)
     if root is None:
         raise ev.fail("U006", f"the square root of {dimension.base_unit_name(arg.dim)} is not a unit", node.args[0].span)
-    return Quantity(np.sqrt(arg.value) if isinstance(arg.value, np.ndarray) else math.sqrt(arg.value), root, arg.free, None)
+    return Quantity(numpy().sqrt(arg.value) if is_array(arg.value) else math.sqrt(arg.value), root, arg.free, None)
 
 
-def _extreme(pick: Callable[..., object]) -> Implementation:
+def _extreme(name: str, pick: Callable[..., float]) -> Implementation:
+    """``min``/``max``: NumPy's ``name`` over sweeps, ``pick`` over floats."""
+
     def apply(ev: Evaluator, node: ast.Call, args: list[Quantity]) -> Quantity:
         if len(args) == 1:
             (arg,) = args
-            return Quantity(float(pick(np.atleast_1d(arg.value))), arg.dim, arg.free, arg.label)
+            value = float(getattr(numpy(), name)(arg.value)) if is_array(arg.value) else float(arg.value)
+            return Quantity(value, arg.dim, arg.free, arg.label)
         dim, free = args[0].dim, args[0].free
         for arg, expr in zip(args[1:], node.args[1:]):
             try:
@@ -68,21 +91,25 @@ def _extreme(pick: Callable[..., object]) -> Implementation:
                 from scaling_core.expr.evaluator import mismatch_message
 
                 raise ev.fail("U001", mismatch_message(error), expr.span) from None
+        if not any(is_array(a.value) for a in args):
+            return Quantity(float(pick(float(a.value) for a in args)), dim, free, args[0].label)
+        np = numpy()
         values = np.broadcast_arrays(*[np.asarray(a.value, dtype=np.float64) for a in args])
-        result = pick(np.stack(values), axis=0)
-        return Quantity(float(result) if np.ndim(result) == 0 else result, dim, free, args[0].label)
+        result = getattr(np, name)(np.stack(values), axis=0)
+        return Quantity(result, dim, free, args[0].label)
 
     return apply
 
 
 def _sum(ev: Evaluator, node: ast.Call, args: list[Quantity]) -> Quantity:
     (arg,) = args
-    return Quantity(float(np.sum(arg.value)), arg.dim, arg.free, arg.label)
+    total = float(numpy().sum(arg.value)) if is_array(arg.value) else float(arg.value)
+    return Quantity(total, arg.dim, arg.free, arg.label)
 
 
 def _range(ev: Evaluator, node: ast.Call, args: list[Quantity]) -> Quantity:
     for arg, expr in zip(args, node.args):
-        if isinstance(arg.value, np.ndarray):
+        if is_array(arg.value):
             raise ev.fail("U006", "range takes single numbers", expr.span)
     start, stop = (args[0].value, args[1].value) if len(args) > 1 else (0.0, args[0].value)
     step = args[2].value if len(args) > 2 else 1.0
@@ -92,21 +119,21 @@ def _range(ev: Evaluator, node: ast.Call, args: list[Quantity]) -> Quantity:
     if count > ev.limits.max_array_elements:
         raise ev.fail("E003", f"a sweep of {count:,.0f} elements exceeds the limit of {ev.limits.max_array_elements:,}", node.span)
     source = args[1] if len(args) > 1 else args[0]
-    return ev.array(np.arange(count) * step + start, source.dim, source.free, source.label, node.span)
+    return ev.array(numpy().arange(count) * step + start, source.dim, source.free, source.label, node.span)
 
 
 FUNCTIONS: dict[str, tuple[int, int | None, str, Implementation]] = {
-    "ceil": (1, 1, "round up to a whole number (in SI base units)", _elementwise(np.ceil)),
-    "floor": (1, 1, "round down to a whole number (in SI base units)", _elementwise(np.floor)),
-    "round": (1, 1, "round to the nearest whole number (in SI base units)", _elementwise(np.round)),
-    "abs": (1, 1, "absolute value", _elementwise(np.abs)),
+    "ceil": (1, 1, "round up to a whole number (in SI base units)", _elementwise("ceil", _whole(math.ceil))),
+    "floor": (1, 1, "round down to a whole number (in SI base units)", _elementwise("floor", _whole(math.floor))),
+    "round": (1, 1, "round to the nearest whole number (in SI base units)", _elementwise("round", _whole(round))),
+    "abs": (1, 1, "absolute value", _elementwise("abs", abs)),
     "sqrt": (1, 1, "square root; units must have even powers", _sqrt),
-    "log2": (1, 1, "base-2 logarithm of a number", _dimensionless("log2", np.log2, lambda v: bool(np.all(np.asarray(v) > 0)))),
-    "log10": (1, 1, "base-10 logarithm of a number", _dimensionless("log10", np.log10, lambda v: bool(np.all(np.asarray(v) > 0)))),
-    "ln": (1, 1, "natural logarithm of a number", _dimensionless("ln", np.log, lambda v: bool(np.all(np.asarray(v) > 0)))),
-    "exp": (1, 1, "e to the power of a number", _dimensionless("exp", np.exp, lambda v: True)),
-    "min": (1, None, "smallest argument (or smallest element of one sweep)", _extreme(np.min)),
-    "max": (1, None, "largest argument (or largest element of one sweep)", _extreme(np.max)),
+    "log2": (1, 1, "base-2 logarithm of a number", _dimensionless("log2", "log2", math.log2, _positive)),
+    "log10": (1, 1, "base-10 logarithm of a number", _dimensionless("log10", "log10", math.log10, _positive)),
+    "ln": (1, 1, "natural logarithm of a number", _dimensionless("ln", "log", math.log, _positive)),
+    "exp": (1, 1, "e to the power of a number", _dimensionless("exp", "exp", _exp, lambda v: True)),
+    "min": (1, None, "smallest argument (or smallest element of one sweep)", _extreme("min", min)),
+    "max": (1, None, "largest argument (or largest element of one sweep)", _extreme("max", max)),
     "sum": (1, 1, "sum of a sweep's elements", _sum),
     "range": (1, 3, "sweep start, start+step, ... below stop: range(stop) or range(start, stop[, step])", _range),
 }

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import numpy as np
-
 from scaling_core.config import Config
 from scaling_core.expr.evaluator import EvaluationError, Evaluator
 from scaling_core.expr.lexer import tokenize
 from scaling_core.expr.parser import parse_claim_expression
 from scaling_core.hardware.catalog import RawChip, Record, build_records, merge, packaged_chips, raw_chip
+from scaling_core.units.arrays import quiet_arrays
 from scaling_core.units.quantity import Quantity
 from scaling_core.units.registry import default_registry
 
@@ -24,7 +23,7 @@ def evaluate_constant(text: str) -> Quantity | None:
         return None
     evaluator = Evaluator(registry, lambda _name: None, list)
     try:
-        with np.errstate(all="ignore"):
+        with quiet_arrays():
             return evaluator.quantity(expr)
     except EvaluationError:
         return None

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
-
 from scaling_core.document.derivation import derivation_at, show
 from scaling_core.document.results import CheckResult, DocumentAnalysis
 from scaling_core.formulas import LIBRARY
 from scaling_core.queries.assist import field_documentation
 from scaling_core.queries.navigation import binding_at
+from scaling_core.units.arrays import is_array
 from scaling_core.units.display import format_quantity
 from scaling_core.units.quantity import Quantity
 
@@ -76,7 +75,7 @@ def _check(check: CheckResult) -> str:
         lines.append(f"- computed: {format_quantity(check.computed, 6)}")
     if check.claimed is not None:
         lines.append(f"- claimed: {format_quantity(check.claimed, 6)} (`{check.claim}`)")
-    if check.computed is not None and check.claimed is not None and not isinstance(check.computed.value, np.ndarray):
+    if check.computed is not None and check.claimed is not None and not is_array(check.computed.value):
         difference = Quantity(float(check.computed.value) - float(check.claimed.value), check.claimed.dim)
         relative = abs(float(check.computed.value) / float(check.claimed.value) - 1) if check.claimed.value else 0.0
         lines.append(f"- difference: {format_quantity(difference, 3)} ({relative:.1%})")

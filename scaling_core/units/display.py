@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from scaling_core.units import dimension
+from scaling_core.units.arrays import is_array, typical
 from scaling_core.units.quantity import Quantity
 
 SIGNIFICANT_DIGITS = 3
@@ -99,10 +98,7 @@ def choose_unit(quantity: Quantity) -> tuple[float, str]:
 
 
 def _representative(value: object) -> float:
-    if isinstance(value, np.ndarray):
-        finite = np.abs(value[np.isfinite(value)])
-        return float(np.median(finite)) if finite.size else 0.0
-    return abs(float(value))  # type: ignore[arg-type]
+    return typical(value)
 
 
 def _join(number: str, unit: str, label: str | None) -> str:
@@ -115,7 +111,7 @@ def _join(number: str, unit: str, label: str | None) -> str:
 
 def format_magnitude(value: object, divisor: float, digits: int = SIGNIFICANT_DIGITS) -> str:
     """Format a scalar or array magnitude divided by ``divisor``."""
-    if isinstance(value, np.ndarray):
+    if is_array(value):
         items = [format_number(float(v) / divisor, digits) for v in value[:MAX_ARRAY_ITEMS_SHOWN]]
         more = ", …" if value.size > MAX_ARRAY_ITEMS_SHOWN else ""
         return "[" + ", ".join(items) + more + "]"

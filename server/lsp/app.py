@@ -20,6 +20,7 @@ from pygls.protocol.language_server import lsp_method
 
 import scaling_core
 from scaling_core import DocumentAnalysis
+from server import code_cache
 from server.lsp import features
 from server.lsp.convert import diagnostic
 from server.lsp.documents import Document, uri_to_path
@@ -56,6 +57,7 @@ class MarginServer(LanguageServer):
         self.state = State(self.push)
         self.pull = False
         self.settings: object = None
+        self.code_cache_saved = False
 
     @property
     def encoding(self) -> str:
@@ -67,6 +69,7 @@ class MarginServer(LanguageServer):
         if self.pull:
             if self.client_supports_refresh():
                 self.workspace_diagnostic_refresh(None)
+            self.save_code_cache_once()
             return
         converter = document.converter(self.encoding)
         items = [diagnostic(converter, document.uri, d) for d in analysis.diagnostics]
@@ -75,6 +78,13 @@ class MarginServer(LanguageServer):
         )
         if self.client_supports_inlay_refresh():
             self.workspace_inlay_hint_refresh(None)
+        self.save_code_cache_once()
+
+    def save_code_cache_once(self) -> None:
+        """After the first analysis, keep start-up's generated code for the next start (off the loop)."""
+        if not self.code_cache_saved:
+            self.code_cache_saved = True
+            threading.Thread(target=code_cache.save, name="margin-code-cache", daemon=True).start()
 
     def client_supports_refresh(self) -> bool:
         """Whether the client accepts ``workspace/diagnostic/refresh``."""
@@ -141,6 +151,10 @@ def create_server() -> MarginServer:
                 await _fetch_settings(ls)
             finally:
                 ls.state.resume()
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: MarginServer, params: None) -> None:
+        code_cache.save()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: MarginServer, params: types.DidChangeConfigurationParams) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from scaling_core.document.extract import extract
 from scaling_core.document.regions import CalcRegion, ClaimRegion, CodeSpanRegion
 from scaling_core.text import LineIndex
@@ -14,6 +17,13 @@ def test_line_index_honours_only_lsp_line_breaks() -> None:
     assert index.line_text(3) == "d\u2028e"
     assert index.position(index.offset(1, 0)) == (1, 0)
     assert index.line_text(0) == "a"
+
+
+
+@given(st.text(alphabet="ab\n\r\u2028\u0085é🚀", max_size=40))
+def test_line_starts_follow_the_three_lsp_line_breaks(text: str) -> None:
+    expected = [0] + [i + 1 for i, c in enumerate(text) if c == "\n" or (c == "\r" and text[i + 1 : i + 2] != "\n")]
+    assert LineIndex(text).line_starts == expected
 
 
 def test_claim_span_is_the_prose_number_with_its_unit_and_emphasis_is_skipped() -> None:

@@ -1,0 +1,92 @@
+"""The generated-code cache: reused across starts, never trusted blindly."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+WORK = """
+import json, sys
+from server import code_cache
+code_cache.install()
+from lsprotocol import types
+from pygls.protocol import default_converter
+converter = default_converter()
+params = converter.structure({"textDocument": {"uri": "file:///a.md"}, "position": {"line": 1, "character": 2}},
+                             types.HoverParams)
+assert params.position == types.Position(1, 2) and repr(types.Hover("x")) == "Hover(contents='x', range=None)"
+assert converter.unstructure(params)["position"] == {"line": 1, "character": 2}
+print(json.dumps({**code_cache.stats, "saved": code_cache.save(),
+                  "patched": "compile" in vars(sys.modules["attr._make"])}))
+"""
+
+
+def run_python(source: str, cache: Path, **env: str) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(source)], cwd=ROOT, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "MARGIN_CACHE_DIR": str(cache), **env},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def cache_files(cache: Path) -> list[Path]:
+    return sorted(cache.glob("generated-code.*.marshal"))
+
+
+def test_a_second_start_compiles_nothing(tmp_path: Path) -> None:
+    first = run_python(WORK, tmp_path)
+    assert first["hits"] == 0 and first["misses"] > 500 and first["saved"] is True  # type: ignore[operator]
+    (written,) = cache_files(tmp_path)
+    assert written.stat().st_mode & 0o077 == 0  # like __pycache__, only this user writes code we run
+    second = run_python(WORK, tmp_path)
+    assert second["hits"] == first["misses"] and second["misses"] == 0 and second["saved"] is False
+
+
+def test_a_corrupt_or_foreign_cache_is_ignored_and_replaced(tmp_path: Path) -> None:
+    run_python(WORK, tmp_path)
+    (path,) = cache_files(tmp_path)
+    good = path.read_bytes()
+    for bad in (b"", b"garbage", good[: len(good) // 2], good.replace(b"margin-code-cache", b"other-code-cache!")):
+        path.write_bytes(bad)
+        result = run_python(WORK, tmp_path)
+        assert result["hits"] == 0 and result["misses"] > 500 and result["saved"] is True  # type: ignore[operator]
+        assert run_python(WORK, tmp_path)["misses"] == 0
+
+
+def test_the_cache_can_be_turned_off(tmp_path: Path) -> None:
+    result = run_python(WORK, tmp_path, MARGIN_CODE_CACHE="0")
+    assert result == {"hits": 0, "misses": 0, "saved": False, "patched": False}
+    assert cache_files(tmp_path) == []
+
+
+def frame(message: dict[str, object]) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def test_the_language_server_writes_the_cache_and_reuses_it(tmp_path: Path) -> None:
+    session = b"".join(
+        frame(m)
+        for m in (
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": None, "rootUri": None, "capabilities": {}}},
+            {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+            {"jsonrpc": "2.0", "id": 2, "method": "shutdown"},
+            {"jsonrpc": "2.0", "method": "exit"},
+        )
+    )
+    env = {**os.environ, "MARGIN_CACHE_DIR": str(tmp_path)}
+    command = [sys.executable, "-m", "server", "lsp"]
+    first = subprocess.run(command, cwd=ROOT, input=session, capture_output=True, timeout=120, env=env)
+    assert first.returncode == 0 and b'"id": 2' in first.stdout, first.stderr
+    (path,) = cache_files(tmp_path)
+    before = path.stat().st_mtime_ns, path.read_bytes()
+    second = subprocess.run(command, cwd=ROOT, input=session, capture_output=True, timeout=120, env=env)
+    assert second.returncode == 0 and second.stdout.count(b"Content-Length") == first.stdout.count(b"Content-Length")
+    assert (path.stat().st_mtime_ns, path.read_bytes()) == before  # everything came from the cache
