@@ -27,6 +27,7 @@ from scaling_core.document.incremental import RegionCache  # noqa: E402
 
 URI = (Path("/tmp") / "margin-bench" / "draft.md").as_uri()
 STARTS = 7
+FORMULA = "\n```calc\nI_bench = matmul_intensity(512, 8192, 32768)\n```\n"
 SWEEP = "\n```calc\nbatch = [64, 128, 256]\nbatch * 2 = [128, 256, 512]\n```\n"
 
 
@@ -88,7 +89,8 @@ async def start_to_first_diagnostics(lines: int, extra: str = "") -> float:
 
 
 async def interactive(lines: int, edits: int, requests: int) -> dict[str, object]:
-    text = book_like(lines)
+    text = book_like(lines) + FORMULA
+    os.environ["MARGIN_LOOP_MONITOR"] = "1"
     client = Client()
     await client.start()
     started = time.perf_counter()
@@ -114,6 +116,11 @@ async def interactive(lines: int, edits: int, requests: int) -> dict[str, object
         await client.wait(version)
         latencies.append(time.perf_counter() - start)
     doc = types.TextDocumentIdentifier(URI)
+    formula_line = next(i for i, row in enumerate(rows) if row.startswith("I_bench"))
+    start = time.perf_counter()
+    first_hover = await client.lsp.text_document_hover_async(types.HoverParams(doc, types.Position(formula_line, 1)))
+    first_hover_s = time.perf_counter() - start
+    assert first_hover is not None and "matmul_intensity" in str(first_hover.contents)
     value_lines = [i for i, row in enumerate(rows) if row.startswith("t_")]
     timings: dict[str, list[float]] = {"hover": [], "inlay": [], "completion": []}
     for _ in range(requests):
@@ -130,8 +137,10 @@ async def interactive(lines: int, edits: int, requests: int) -> dict[str, object
         await client.lsp.text_document_completion_async(types.CompletionParams(doc, types.Position(line, 4)))
         timings["completion"].append(time.perf_counter() - start)
     rss = client.peak_rss_mb()
+    stats = await client.lsp.protocol.send_request_async("margin/serverStats", {})
     await client.stop()
-    return {"first": first, "latencies": latencies, "timings": timings, "rss": rss}
+    return {"first": first, "latencies": latencies, "timings": timings, "rss": rss, "first_hover": first_hover_s,
+            "loop": stats.loop}
 
 
 def reevaluated_per_edit(lines: int) -> tuple[int, int, int, int, int, int]:
@@ -163,6 +172,11 @@ async def main() -> None:
     for name, samples in result["timings"].items():  # type: ignore[union-attr]
         millis = [x * 1e3 for x in samples]
         print(f"{name}: p50 {statistics.median(millis):.1f} ms, p95 {percentile(millis, 0.95):.1f} ms  (budget p95 20)")
+    print(f"first hover on a formula call (derivation; imports SymPy off the event loop): "
+          f"{result['first_hover'] * 1e3:.0f} ms")  # type: ignore[operator]
+    loop = result["loop"]
+    print(f"longest event-loop turn, as lag of a 5 ms timer over the session: max {loop.max_lag_ms:.1f} ms, "  # type: ignore[attr-defined]
+          f"p99 {loop.p99_lag_ms:.1f} ms, {loop.samples} samples  (budget 50 ms)")  # type: ignore[attr-defined]
     print(f"server peak RSS: {result['rss']:.0f} MB  (budget 150 MB without JAX)")
     statements, all_statements, regions, total, parsed, chunks = reevaluated_per_edit(10_000)
     print(f"one edit re-evaluated {statements} of {all_statements} statements ({regions} of {total} regions) "

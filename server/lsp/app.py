@@ -21,12 +21,14 @@ from pygls.protocol.language_server import lsp_method
 import scaling_core
 from scaling_core import DocumentAnalysis
 from server import code_cache
-from server.lsp import features
+from server.lsp import features, loop_monitor
 from server.lsp.convert import diagnostic
 from server.lsp.documents import Document, uri_to_path
+from server.lsp.loop_monitor import LoopMonitor
 from server.lsp.state import State, settings_to_config
 
 log = logging.getLogger(__name__)
+SERVER_STATS = "margin/serverStats"
 
 
 class MarginProtocol(LanguageServerProtocol):
@@ -58,6 +60,7 @@ class MarginServer(LanguageServer):
         self.pull = False
         self.settings: object = None
         self.code_cache_saved = False
+        self.loop_monitor = LoopMonitor()
 
     @property
     def encoding(self) -> str:
@@ -144,6 +147,8 @@ def create_server() -> MarginServer:
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: MarginServer, params: types.InitializedParams) -> None:
+        if loop_monitor.enabled():
+            ls.loop_monitor.start()
         workspace = ls.client_capabilities.workspace
         if workspace and workspace.configuration:
             ls.state.pause()
@@ -151,6 +156,11 @@ def create_server() -> MarginServer:
                 await _fetch_settings(ls)
             finally:
                 ls.state.resume()
+
+    @server.feature(SERVER_STATS)
+    def server_stats(ls: MarginServer, params: object) -> dict[str, object]:
+        """Figures for benchmarks: event-loop lag when MARGIN_LOOP_MONITOR=1, else null."""
+        return {"loop": ls.loop_monitor.stats() if loop_monitor.enabled() else None}
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: MarginServer, params: None) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,6 +13,7 @@ from scaling_core.queries.actions import code_actions
 from scaling_core.queries.assist import completions, signature_at
 from scaling_core.queries.hover import hover_at
 from scaling_core.queries.navigation import Symbol, binding_at, document_symbols, is_valid_name, references_to
+from server.launch import collector_paused
 from server.lsp.convert import PositionConverter, diagnostic
 from server.lsp.documents import Document, path_to_uri
 
@@ -85,7 +87,8 @@ def register(server: MarginServer) -> None:
         if snapshot is None:
             return None
         document, analysis, converter = snapshot
-        text = hover_at(analysis, converter.offset(params.position))
+        # Off the event loop: the first derivation of a formula imports SymPy (~0.2 s).
+        text = await asyncio.get_running_loop().run_in_executor(None, _hover_text, analysis, converter.offset(params.position))
         return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, text)) if text else None
 
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
@@ -200,6 +203,11 @@ def register(server: MarginServer) -> None:
                            types.Command(f"{marks[p.status]} {p.status}: {p.passed}/{p.total} checks pass", ""))
             for p in analysis.problems
         ]  # fmt: skip
+
+
+def _hover_text(analysis: DocumentAnalysis, offset: int) -> str | None:
+    with collector_paused():
+        return hover_at(analysis, offset)
 
 
 async def _snapshot(ls: MarginServer, uri: str) -> tuple[Document, DocumentAnalysis, PositionConverter] | None:

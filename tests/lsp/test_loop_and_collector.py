@@ -1,0 +1,53 @@
+"""Event-loop lag monitoring and the collector pause around module loading."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import sys
+import time
+
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from server.launch import collector_paused
+from server.lsp.loop_monitor import LoopMonitor
+
+
+async def _samples(monitor: LoopMonitor, more_than: int) -> None:
+    while len(monitor.lags_ms) <= more_than:
+        await asyncio.sleep(0.001)
+
+
+async def test_a_blocked_loop_shows_as_lag() -> None:
+    monitor = LoopMonitor()
+    monitor.start()
+    await _samples(monitor, 3)
+    quiet = monitor.stats()["max_lag_ms"]
+    time.sleep(0.08)  # a handler that holds the loop for 80 ms
+    await _samples(monitor, len(monitor.lags_ms))
+    stats = monitor.stats()
+    assert stats["max_lag_ms"] >= 70 > quiet
+    assert stats["samples"] == len(monitor.lags_ms)
+
+
+def test_collector_is_paused_inside_and_new_modules_are_frozen() -> None:
+    assert gc.isenabled()
+    frozen = gc.get_freeze_count()
+    try:
+        with collector_paused():
+            assert not gc.isenabled()
+        assert gc.isenabled() and gc.get_freeze_count() == frozen  # nothing imported: nothing frozen
+        sys.modules.pop("colorsys", None)
+        with collector_paused():
+            import colorsys  # noqa: F401
+        assert gc.isenabled() and gc.get_freeze_count() > frozen
+    finally:
+        gc.unfreeze()
+
+
+async def test_server_stats_without_the_monitor(client: LanguageClient) -> None:
+    stats = await client.protocol.send_request_async("margin/serverStats", {})
+    assert stats.loop is None
+    hover = await client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier("file:///none.md"), types.Position(0, 0)))
+    assert hover is None
