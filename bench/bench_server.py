@@ -154,6 +154,28 @@ def reevaluated_per_edit(lines: int) -> tuple[int, int, int, int, int, int]:
     return cache.statements, statements, cache.evaluated, total, cache.chunks.parsed, chunks
 
 
+async def edit_during_first_analysis(lines: int, after_s: float) -> tuple[float, int]:
+    """Edit ``after_s`` into the first analysis: seconds from the edit to its diagnostics, analyses stopped."""
+    text = book_like(lines)
+    client = Client()
+    await client.start()
+    client.open(text)
+    await asyncio.sleep(after_s)  # the scenario: the author types while the draft is still being checked
+    line = text.split("\n").index("B_0 = 64")
+    change = types.TextDocumentContentChangePartial(
+        range=types.Range(types.Position(line, 4), types.Position(line, 6)), text="32"
+    )
+    start = time.perf_counter()
+    client.lsp.text_document_did_change(
+        types.DidChangeTextDocumentParams(types.VersionedTextDocumentIdentifier(uri=URI, version=2), [change])
+    )
+    await client.wait(2)
+    elapsed = time.perf_counter() - start
+    stats = await client.lsp.protocol.send_request_async("margin/serverStats", {})
+    await client.stop()
+    return elapsed, stats.analyses_cancelled
+
+
 async def main() -> None:
     # A fresh generated-code cache (server/code_cache.py): the first start fills it, as after an install.
     os.environ["MARGIN_CACHE_DIR"] = tempfile.mkdtemp(prefix="margin-bench-cache-")
@@ -178,6 +200,9 @@ async def main() -> None:
     print(f"longest event-loop turn, as lag of a 5 ms timer over the session: max {loop.max_lag_ms:.1f} ms, "  # type: ignore[attr-defined]
           f"p99 {loop.p99_lag_ms:.1f} ms, {loop.samples} samples  (budget 50 ms)")  # type: ignore[attr-defined]
     print(f"server peak RSS: {result['rss']:.0f} MB  (budget 150 MB without JAX)")
+    elapsed, stopped = await edit_during_first_analysis(10_000, 0.1)
+    print(f"edit 100 ms into the first analysis of 10,000 lines: its diagnostics {elapsed * 1e3:.0f} ms later; "
+          f"{stopped} stale analysis stopped part-way")
     statements, all_statements, regions, total, parsed, chunks = reevaluated_per_edit(10_000)
     print(f"one edit re-evaluated {statements} of {all_statements} statements ({regions} of {total} regions) "
           f"and re-parsed {parsed} of {chunks} chunks")

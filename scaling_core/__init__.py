@@ -6,7 +6,7 @@ raises on user input.  The public surface is small.
 
 from scaling_core.config import Config, config_from_mapping
 from scaling_core.diagnostics import CODES, Diagnostic, Severity
-from scaling_core.document.analysis import ImportContext, SourceLoader, analyze_document
+from scaling_core.document.analysis import AnalysisCancelled, ImportContext, SourceLoader, analyze_document
 from scaling_core.document.results import CheckResult, DocumentAnalysis, ProblemResult, ValueResult
 from scaling_core.text import LineIndex, Span
 from scaling_core.units.quantity import Quantity
@@ -15,6 +15,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CODES",
+    "AnalysisCancelled",
     "CheckResult",
     "Config",
     "Diagnostic",

@@ -81,6 +81,11 @@ class ChunkCache:
         self._entries, self._next = self._next, {}
         self.end_placements()
 
+    def abandon(self) -> None:
+        """An extraction stopped part-way: keep the old chunks and the ones it scanned."""
+        self._entries.update(self._next)
+        self._next = {}
+
     def get(self, chunk: str) -> ChunkScan | None:
         """A previous scan of an identical chunk."""
         found = self._entries.get(chunk)

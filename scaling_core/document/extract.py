@@ -10,6 +10,7 @@ the only module that knows the surface syntax of SPEC §2.1-2.4.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 from markdown_it import MarkdownIt
@@ -283,11 +284,14 @@ def scan_chunk(text: str) -> ChunkScan:
     return _Extractor(text, LineIndex(text)).run()
 
 
-def extract(text: str, index: LineIndex | None = None, cache: ChunkCache | None = None) -> Extraction:
+def extract(
+    text: str, index: LineIndex | None = None, cache: ChunkCache | None = None, check_stop: Callable[[], None] | None = None
+) -> Extraction:
     """Find calc blocks, code spans, claims, problems and suppressions in ``text``.
 
     The text is scanned in chunks (see :mod:`chunks`); with a ``cache`` from
-    the previous version, unchanged chunks are not parsed again.
+    the previous version, unchanged chunks are not parsed again.  ``check_stop``
+    is called before each chunk is parsed and may raise to abandon the work.
     """
     index = index or LineIndex(text)
     if cache is None:
@@ -302,6 +306,8 @@ def extract(text: str, index: LineIndex | None = None, cache: ChunkCache | None 
             chunk = text[start:end]
             scan = cache.get(chunk)
             if scan is None:
+                if check_stop is not None:
+                    check_stop()
                 scan = scan_chunk(chunk)
                 cache.put(chunk, scan)
             next_bound += 1

@@ -74,6 +74,12 @@ class RegionCache:
         self._entries, self._next = self._next, {}
         self.chunks.end()
 
+    def abandon(self) -> None:
+        """An analysis stopped part-way: keep the old entries and the ones it made."""
+        self._entries.update(self._next)
+        self._next = {}
+        self.chunks.abandon()
+
     def get(self, key: tuple[Any, ...]) -> Effects | None:
         """The recorded effects for ``key``, if any (and keep them)."""
         found = self._entries.get(key)

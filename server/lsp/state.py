@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from scaling_core import Config, DocumentAnalysis, analyze_document, config_from_mapping
+from scaling_core import AnalysisCancelled, Config, DocumentAnalysis, analyze_document, config_from_mapping
 from scaling_core.document.analysis import ImportContext
 from scaling_core.document.incremental import RegionCache
 from server.lsp.documents import Document
@@ -56,6 +56,8 @@ class State:
         self.documents: dict[str, Document] = {}
         self.analyses: dict[str, tuple[int, DocumentAnalysis]] = {}
         self.caches: dict[str, RegionCache] = {}
+        #: Analyses stopped part-way because a newer version arrived.
+        self.cancelled = 0
         self.config = Config()
         self.root: Path | None = None
         #: Coalesces bursts of keystrokes; small, since stale work is dropped anyway.
@@ -105,12 +107,23 @@ class State:
                 return str(candidate), read_text(candidate)
         return None
 
-    def analyze_now(self, document: Document) -> DocumentAnalysis:
-        """Analyse a snapshot synchronously (runs in the worker thread), reusing unchanged regions."""
+    def analyze_now(self, document: Document) -> DocumentAnalysis | None:
+        """Analyse a snapshot synchronously (runs in the worker thread), reusing unchanged regions.
+
+        Returns None when a newer version (or a close) arrived meanwhile: the
+        analysis stops at its next chunk or region instead of finishing work
+        nobody will see, and keeps what it computed for the next one.
+        """
         cache = self.caches.setdefault(document.uri, RegionCache())
-        return analyze_document(
-            document.text, document.path, self.config, context=ImportContext(self.loader), cache=cache, index=document.index
-        )
+        documents, uri = self.documents, document.uri
+        try:
+            return analyze_document(
+                document.text, document.path, self.config, context=ImportContext(self.loader), cache=cache,
+                index=document.index, cancelled=lambda: documents.get(uri) is not document,
+            )  # fmt: skip
+        except AnalysisCancelled:
+            self.cancelled += 1
+            return None
 
     def analyze_plain(self, document: Document) -> DocumentAnalysis:
         """Analyse without touching the per-document caches (workspace checks, other threads)."""
@@ -147,7 +160,7 @@ class State:
         loop = asyncio.get_running_loop()
         analysis = await loop.run_in_executor(self._executor, self.analyze_now, document)
         current = self.documents.get(uri)
-        if current is None or current.version != document.version:
+        if analysis is None or current is None or current.version != document.version:
             return  # stale: a newer version is on its way
         self.analyses[uri] = (document.version, analysis)
         for key in [k for k in self._waiters if k[0] == uri and k[1] <= document.version]:

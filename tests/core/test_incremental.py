@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scaling_core import DocumentAnalysis, analyze_document
+from scaling_core import AnalysisCancelled, DocumentAnalysis, analyze_document
+from scaling_core.document import analysis as analysis_module
 from scaling_core.document.incremental import RegionCache
 from tests.core.test_robustness import FRAGMENTS
 
@@ -68,6 +71,43 @@ def test_random_edit_sequences_match_a_full_reanalysis(sequence: list[tuple[floa
         text = text[:position] + insert + text[position + remove :]
         incremental = analyze_document(text, "draft.md", cache=cache)
         assert observable(incremental) == observable(analyze_document(text, "draft.md"))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(edits, st.lists(st.integers(0, 30), min_size=12, max_size=12))
+def test_analyses_stopped_part_way_leave_the_cache_correct(sequence: list[tuple[float, int, str]], stops: list[int]) -> None:
+    # As in the editor: a newer version arrives while the previous one is being analysed.
+    saved, analysis_module.STOP_POLL_REGIONS = analysis_module.STOP_POLL_REGIONS, 1
+    try:
+        cache = RegionCache()
+        text = BASE
+        analyze_document(text, "draft.md", cache=cache)
+        for (where, remove, insert), stop in zip(sequence, stops):
+            position = int(where * len(text))
+            text = text[:position] + insert + text[position + remove :]
+            polls = iter(range(stop, -1, -1))
+            with contextlib.suppress(AnalysisCancelled):
+                analyze_document(text + "\nmore `1 + 1 = 2`\n", "draft.md", cache=cache, cancelled=lambda polls=polls: next(polls, 0) == 0)
+            incremental = analyze_document(text, "draft.md", cache=cache)
+            assert observable(incremental) == observable(analyze_document(text, "draft.md"))
+    finally:
+        analysis_module.STOP_POLL_REGIONS = saved
+
+
+def test_a_cancelled_analysis_raises_and_keeps_its_work() -> None:
+    cache = RegionCache()
+    analyze_document(BASE, "draft.md", cache=cache)
+    polls = []
+    edited = BASE.replace("D = 8192", "D = 4096")
+    try:
+        analyze_document(edited, "draft.md", cache=cache, cancelled=lambda: polls.append(1) or len(polls) > 1)
+    except AnalysisCancelled:
+        pass
+    else:
+        raise AssertionError("not cancelled")
+    assert len(polls) == 2  # the chunk parse was allowed, the first region poll stopped it
+    analyze_document(edited, "draft.md", cache=cache)
+    assert cache.chunks.parsed == 0  # the stopped analysis's chunk scan was kept
 
 
 def test_an_edit_reevaluates_only_the_changed_region_and_its_dependents() -> None:

@@ -48,6 +48,6 @@ def test_collector_is_paused_inside_and_new_modules_are_frozen() -> None:
 
 async def test_server_stats_without_the_monitor(client: LanguageClient) -> None:
     stats = await client.protocol.send_request_async("margin/serverStats", {})
-    assert stats.loop is None
+    assert stats.loop is None and stats.analyses_cancelled == 0
     hover = await client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier("file:///none.md"), types.Position(0, 0)))
     assert hover is None
