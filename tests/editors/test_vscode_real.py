@@ -1,0 +1,148 @@
+"""The VS Code extension inside a real VS Code: code-server 1.100.3 in headless Chromium.
+
+The Margin extension (editors/vscode, bundled and packaged as a .vsix) and a
+test-only probe extension (vscode_probe/) are installed into a fresh
+code-server.  The probe opens a draft, waits for Margin's diagnostics, asks
+VS Code's own hover, inlay-hint and code-action providers (answered through
+the extension's language client), applies the quick fix and POSTs what it saw
+to this test.  Needs the tools that ``tests/editors/vscode_e2e_setup.sh``
+installs (``.ci/run`` runs it); skipped, with the reason, without them.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+E2E = Path(os.environ.get("MARGIN_E2E_DIR", ROOT / ".e2e"))
+CODE_SERVER = E2E / "code-server" / "node_modules" / ".bin" / "code-server"
+VSCE = E2E / "vsce" / "node_modules" / ".bin" / "vsce"
+NPM = shutil.which("npm")
+CHROMIUM = shutil.which("chromium")
+MISSING = [str(p) for p in (CODE_SERVER, VSCE) if not p.exists()] + [n for n, p in (("npm", NPM), ("chromium", CHROMIUM)) if not p]
+
+DRAFT = """# Draft 🚀
+
+```calc
+t = 2 * 8 * 128 * 8192 byte / (9e10 byte/s) -> us
+```
+
+The copy takes 300 µs<!-- ≈ t -->.
+"""
+
+pytestmark = pytest.mark.skipif(bool(MISSING), reason=f"run tests/editors/vscode_e2e_setup.sh first (missing: {MISSING})")
+
+
+def run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def package(source: Path, work: Path, name: str, build: bool) -> Path:
+    """Copy an extension, bundle it if asked, and package it as a .vsix."""
+    folder = work / name
+    shutil.copytree(source, folder, ignore=shutil.ignore_patterns("node_modules", "dist", "package-lock.json"))
+    if build:
+        run([NPM, "install", "--no-audit", "--no-fund", "--loglevel=error"], folder)  # type: ignore[list-item]
+        run([NPM, "run", "build"], folder)  # type: ignore[list-item]
+    vsix = work / f"{name}.vsix"
+    run([str(VSCE), "package", "--no-dependencies", "--allow-missing-repository", "--skip-license", "-o", str(vsix)], folder)
+    return vsix
+
+
+class Reports(http.server.BaseHTTPRequestHandler):
+    """Receives the probe's one POST."""
+
+    received: dict[str, object] = {}
+    arrived = threading.Event()
+
+    def do_POST(self) -> None:  # noqa: N802 - the http.server hook's name
+        Reports.received = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.send_response(204)
+        self.end_headers()
+        Reports.arrived.set()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_until_listening(url: str, process: subprocess.Popen[bytes]) -> None:
+    for _ in range(300):
+        assert process.poll() is None, "code-server exited"
+        try:
+            urllib.request.urlopen(url, timeout=1)  # noqa: S310 - localhost
+            return
+        except OSError:
+            threading.Event().wait(0.05)
+    raise AssertionError("code-server did not start listening")
+
+
+def test_the_extension_works_inside_vs_code(tmp_path: Path) -> None:
+    margin_vsix = package(ROOT / "editors" / "vscode", tmp_path, "margin", build=True)
+    probe_vsix = package(Path(__file__).parent / "vscode_probe", tmp_path, "probe", build=False)
+    workspace, extensions, data = tmp_path / "workspace", tmp_path / "extensions", tmp_path / "data"
+    (data / "User").mkdir(parents=True)
+    workspace.mkdir()
+    draft = workspace / "draft.md"
+    draft.write_text(DRAFT, encoding="utf-8")
+    server = str(Path(sys.executable).parent / "margin")
+    settings = {"margin.command": [server, "lsp"], "security.workspace.trust.enabled": False, "workbench.startupEditor": "none"}
+    (data / "User" / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    reports = http.server.HTTPServer(("127.0.0.1", 0), Reports)
+    threading.Thread(target=reports.serve_forever, daemon=True).start()
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"), "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
+           "MARGIN_PROBE_DOC": str(draft), "MARGIN_PROBE_REPORT": f"http://127.0.0.1:{reports.server_port}/"}  # fmt: skip
+    common = [str(CODE_SERVER), "--user-data-dir", str(data), "--extensions-dir", str(extensions)]
+    for vsix in (margin_vsix, probe_vsix):
+        run([*common, "--install-extension", str(vsix)], tmp_path, env)
+    port = free_port()
+    log = (tmp_path / "code-server.log").open("wb")
+    editor = subprocess.Popen([*common, "--auth", "none", "--bind-addr", f"127.0.0.1:{port}", "--disable-telemetry",
+                               "--disable-workspace-trust", str(workspace)], env=env, stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+    browser = None
+    try:
+        wait_until_listening(f"http://127.0.0.1:{port}/healthz", editor)
+        browser = subprocess.Popen(
+            [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",  # type: ignore[list-item]
+             "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={tmp_path / 'chromium'}", f"http://127.0.0.1:{port}/?folder={workspace}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert Reports.arrived.wait(180), "the probe never reported: " + (tmp_path / "code-server.log").read_text(errors="replace")[-3000:]
+    finally:
+        for process in (browser, editor):
+            if process is not None:
+                process.kill()
+                process.wait()
+        reports.shutdown()
+    report = Reports.received
+    assert "error" not in report, report.get("error")
+    assert str(report["vscodeVersion"]).startswith("1.")
+    # The claim "300 µs" on line 7 (index 6), columns 15-21 in UTF-16 (the 🚀 is on another line).
+    assert report["diagnostics"] == [
+        {"code": "C001", "message": "check failed: computed 186.4 µs, not ≈ 300 µs (tolerance ±15 µs)", "range": [6, 15, 6, 21]}
+    ]
+    assert "186.4 µs" in str(report["hover"])
+    assert {"line": 3, "label": "  = 186 us"} in report["inlayHints"]  # type: ignore[operator]
+    assert report["quickFix"] == "Replace 300 µs with 186 µs"
+    after = report["afterFix"]
+    assert after["diagnostics"] == []  # type: ignore[index]
+    assert after["text"] == DRAFT.replace("300 µs", "186 µs")  # type: ignore[index]

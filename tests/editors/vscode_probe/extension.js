@@ -1,0 +1,79 @@
+// Test-only probe (tests/editors/test_vscode_real.py): opens the draft named by
+// MARGIN_PROBE_DOC, waits for Margin's diagnostics, asks VS Code's own providers
+// for hover, inlay hints and code actions (answered by the Margin extension's
+// language client), applies the quick fix, and POSTs all of it to MARGIN_PROBE_REPORT.
+const http = require("http");
+const vscode = require("vscode");
+
+function marginDiagnostics(uri) {
+  return vscode.languages.getDiagnostics(uri).filter((d) => d.source === "margin");
+}
+
+function waitFor(uri, predicate, timeoutMs) {
+  return new Promise((resolve, reject) => {
+    if (predicate(marginDiagnostics(uri))) return resolve(marginDiagnostics(uri));
+    const timer = setTimeout(() => { listener.dispose(); reject(new Error("timed out waiting for diagnostics")); }, timeoutMs);
+    const listener = vscode.languages.onDidChangeDiagnostics((event) => {
+      if (event.uris.some((u) => u.toString() === uri.toString()) && predicate(marginDiagnostics(uri))) {
+        clearTimeout(timer);
+        listener.dispose();
+        resolve(marginDiagnostics(uri));
+      }
+    });
+  });
+}
+
+function plain(diagnostic) {
+  const r = diagnostic.range;
+  return { code: String(diagnostic.code && diagnostic.code.value !== undefined ? diagnostic.code.value : diagnostic.code),
+           message: diagnostic.message, range: [r.start.line, r.start.character, r.end.line, r.end.character] };
+}
+
+function text(content) {
+  return typeof content === "string" ? content : content.value;
+}
+
+function post(report) {
+  const body = Buffer.from(JSON.stringify(report));
+  const request = http.request(process.env.MARGIN_PROBE_REPORT, { method: "POST", headers: { "Content-Type": "application/json", "Content-Length": body.length } });
+  request.on("error", () => {});
+  request.end(body);
+}
+
+async function probe() {
+  const report = { vscodeVersion: vscode.version };
+  try {
+    const uri = vscode.Uri.file(process.env.MARGIN_PROBE_DOC);
+    const document = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(document);
+    const diagnostics = await waitFor(uri, (ds) => ds.length > 0, 60000);
+    report.diagnostics = diagnostics.map(plain);
+    const lines = document.getText().split("\n");
+    const valueLine = lines.findIndex((line) => line.startsWith("t = "));
+    const hovers = await vscode.commands.executeCommand("vscode.executeHoverProvider", uri, new vscode.Position(valueLine, 0));
+    report.hover = hovers.flatMap((h) => h.contents.map(text)).join("\n");
+    const all = new vscode.Range(0, 0, document.lineCount, 0);
+    const hints = await vscode.commands.executeCommand("vscode.executeInlayHintProvider", uri, all);
+    report.inlayHints = hints.map((h) => ({ line: h.position.line, label: typeof h.label === "string" ? h.label : h.label.map((p) => p.value).join("") }));
+    const failing = diagnostics.find((d) => String(d.code) === "C001" || (d.code && d.code.value === "C001"));
+    const actions = await vscode.commands.executeCommand("vscode.executeCodeActionProvider", uri, failing.range);
+    const fix = actions.find((a) => a.kind && a.kind.value === "quickfix" && a.edit);
+    report.quickFix = fix ? fix.title : null;
+    if (fix) {
+      await vscode.workspace.applyEdit(fix.edit);
+      const after = await waitFor(uri, (ds) => !ds.some((d) => String(d.code) === "C001" || (d.code && d.code.value === "C001")), 30000);
+      report.afterFix = { diagnostics: after.map(plain), text: document.getText() };
+    }
+  } catch (error) {
+    report.error = String(error && error.stack || error);
+  }
+  post(report);
+}
+
+function activate() {
+  if (process.env.MARGIN_PROBE_DOC && process.env.MARGIN_PROBE_REPORT) {
+    probe();
+  }
+}
+
+module.exports = { activate, deactivate() {} };
