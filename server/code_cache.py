@@ -13,7 +13,7 @@ unreadable, foreign or corrupt file is ignored, and the file is written
 atomically (temporary file, then rename) with the interpreter's bytecode magic
 number in its header.  ``MARGIN_CODE_CACHE=0`` turns it off;
 ``MARGIN_CACHE_DIR`` moves it (default ``$XDG_CACHE_HOME/margin`` or
-``~/.cache/margin``).  Like ``__pycache__``, the file holds code the server
+``~/.cache/margin``; a relative folder turns the cache off).  Like ``__pycache__``, the file holds code the server
 runs, so it is written only by this user (mode 0600).
 """
 
@@ -46,8 +46,11 @@ def cache_file() -> Path | None:
         return None
     folder = os.environ.get("MARGIN_CACHE_DIR")
     if not folder:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        xdg = os.environ.get("XDG_CACHE_HOME", "")  # a relative one is invalid (XDG Base Directory spec)
+        base = xdg if os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
         folder = os.path.join(base, "margin")
+    if not os.path.isabs(folder):
+        return None  # never a cache relative to wherever the editor started us (or no home at all)
     return Path(folder) / f"generated-code.{sys.implementation.cache_tag}.marshal"
 
 

@@ -66,6 +66,26 @@ def test_the_cache_can_be_turned_off(tmp_path: Path) -> None:
     assert cache_files(tmp_path) == []
 
 
+def test_a_relative_cache_folder_is_never_used(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from server import code_cache
+
+    monkeypatch.delenv("MARGIN_CACHE_DIR")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative")  # invalid per the XDG spec: ignored
+    assert code_cache.cache_file() == tmp_path / ".cache" / "margin" / code_cache.cache_file().name  # type: ignore[union-attr]
+    monkeypatch.setenv("MARGIN_CACHE_DIR", "relative-cache")
+    assert code_cache.cache_file() is None
+    work = tmp_path / "editor-cwd"
+    work.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r})\n" + textwrap.dedent(WORK)],
+        cwd=work, capture_output=True, text=True, timeout=120, env={**os.environ, "MARGIN_CACHE_DIR": "relative-cache"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"hits": 0, "misses": 0, "saved": False, "patched": False}
+    assert list(work.iterdir()) == []
+
+
 def frame(message: dict[str, object]) -> bytes:
     body = json.dumps(message).encode()
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
