@@ -39,6 +39,12 @@ _BACKTICKS = re.compile(r"`+")
 _EMPHASIS_TAIL = re.compile(r"[*_]+$")
 
 
+@lru_cache(maxsize=16)
+def _closing_backticks(count: int) -> re.Pattern[str]:
+    """A run of exactly ``count`` backticks (CommonMark: it closes a code span opened by as many)."""
+    return re.compile(r"(?<!`)" + "`" * count + r"(?!`)")
+
+
 @lru_cache(maxsize=1)
 def _block_parser() -> MarkdownIt:
     # Tables need no rule of their own: a table is then a paragraph, whose raw
@@ -138,13 +144,12 @@ class _Extractor:
             opener = _BACKTICKS.search(chunk, position)
             if opener is None:
                 return found
-            ticks = opener.group()
-            closer = re.compile(r"(?<!`)" + ticks + r"(?!`)").search(chunk, opener.end())
+            closer = _closing_backticks(len(opener.group())).search(chunk, opener.end())
             if closer is None:
                 position = opener.end()
                 continue
             content = chunk[opener.end() : closer.start()]
-            role = chunk[: opener.start()].endswith("{calc}")
+            role = opener.start() >= 6 and chunk.startswith("{calc}", opener.start() - 6)  # O(1): paragraphs can be long
             lead = len(content) - len(content.lstrip(" "))
             stripped = content.strip(" ")
             if "\n" not in content and "\r" not in content and stripped:
