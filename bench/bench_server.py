@@ -146,8 +146,8 @@ async def interactive(lines: int, edits: int, requests: int) -> dict[str, object
 def reevaluated_per_edit(lines: int) -> tuple[int, int, int, int, int, int]:
     text = book_like(lines)
     cache = RegionCache()
-    analyze_document(text, "draft.md", cache=cache)
-    total, statements = cache.evaluated, cache.statements
+    first = analyze_document(text, "draft.md", cache=cache)
+    total, statements = cache.evaluated + cache.reused, len(first.values) + len(first.checks)
     edited = text.replace("B_7 = 512", "B_7 = 513", 1)
     analyze_document(edited, "draft.md", cache=cache)
     chunks = cache.chunks.parsed + cache.chunks.reused

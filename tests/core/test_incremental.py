@@ -38,7 +38,7 @@ x == 128
 `2 * 2 = 5`
 <!-- margin: on -->
 
-`B * 2 = 256` and the end.
+`B * 2 = 256` and the end, and again `2 * 3 = 6` and `B * 2 = 256`.
 """
 
 
@@ -110,10 +110,17 @@ def test_a_cancelled_analysis_raises_and_keeps_its_work() -> None:
     assert cache.chunks.parsed == 0  # the stopped analysis's chunk scan was kept
 
 
+def test_a_region_repeated_in_one_draft_is_evaluated_once() -> None:
+    cache = RegionCache()
+    first = analyze_document(BASE, "draft.md", cache=cache)
+    assert cache.reused == 2  # the second `2 * 3 = 6` and `B * 2 = 256`, replayed at their own places
+    assert observable(first) == observable(analyze_document(BASE, "draft.md"))
+
+
 def test_an_edit_reevaluates_only_the_changed_region_and_its_dependents() -> None:
     cache = RegionCache()
     analyze_document(BASE, "draft.md", cache=cache)
-    total = cache.evaluated
+    total = cache.evaluated + cache.reused
     analyze_document(BASE.replace("D = 8192", "D = 4096"), "draft.md", cache=cache)
     # the first block, the claim and the inline value use t; nothing else reads D or t
     assert cache.evaluated == 3 and cache.reused == total - 3
