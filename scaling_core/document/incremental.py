@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
@@ -121,6 +122,24 @@ def fingerprint(value: object) -> object:
 def identifiers(text: str) -> tuple[str, ...]:
     """Every identifier in ``text``, in order, without repeats (memoised: regions repeat)."""
     return tuple(dict.fromkeys(_IDENTIFIER.findall(text)))
+
+
+def inputs_of(text: str, local: dict[str, Binding] | None, top: dict[str, Binding], records: Mapping[str, Record]) -> tuple:
+    """What each name ``text`` mentions means now: (name, fingerprint of its value, defined in this scope).
+
+    Part of a region's cache key; it runs for every region on every edit, hence written out flat.
+    """
+    scope = local if local is not None else top
+    names = []
+    for name in identifiers(text):
+        binding = (local.get(name) if local is not None else None) or top.get(name)
+        if binding is not None:
+            stamp = binding.fingerprint if binding.fingerprint is not None else fingerprint(binding.value)
+        else:
+            record = records.get(name)
+            stamp = None if record is None else ("record", name, id(record))
+        names.append((name, stamp, name in scope))
+    return tuple(names)
 
 
 def shift_span(span: Span, delta: int) -> Span:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from scaling_core.diagnostics import Diagnostic, make_diagnostic
-from scaling_core.document.incremental import Effects, RegionCache, fingerprint, identifiers, shifted
+from scaling_core.document.incremental import Effects, RegionCache, fingerprint, inputs_of, shifted
 from scaling_core.document.prose import TRAILING_NUMBER, read_number
 from scaling_core.document.regions import CalcRegion, ClaimRegion, CodeSpanRegion
 from scaling_core.document.reporting import CheckReporting
@@ -95,18 +95,7 @@ class Interpreter(CheckReporting):
         if self.cache is None or "import" in text:
             evaluate()
             return
-        local, top, records = self.local, self.top, self.records
-        scope = local if local is not None else top
-        names = []
-        for name in identifiers(text):  # what each name read means now (inlined: runs per region per edit)
-            binding = (local.get(name) if local is not None else None) or top.get(name)
-            if binding is not None:
-                stamp = binding.fingerprint if binding.fingerprint is not None else fingerprint(binding.value)
-            else:
-                record = records.get(name)
-                stamp = None if record is None else ("record", name, id(record))
-            names.append((name, stamp, name in scope))
-        key = (kind, text, self.problem, local is not None, tuple(names))
+        key = (kind, text, self.problem, self.local is not None, inputs_of(text, self.local, self.top, self.records))
         found = self.cache.get(key)
         if found is not None:
             self.replay(shifted(found, start))
