@@ -37,9 +37,16 @@ DRAFT = """# Draft 🚀
 
 ```calc
 t = 2 * 8 * 128 * 8192 byte / (9e10 byte/s) -> us
+peak = h100.flops_bf16
 ```
 
 The copy takes 300 µs<!-- ≈ t -->.
+
+**Question 1 [copy]:** How long does the copy take?
+
+```calc
+t == 186.4 us ± 1%
+```
 """
 
 pytestmark = pytest.mark.skipif(bool(MISSING), reason=f"run tests/editors/vscode_e2e_setup.sh first (missing: {MISSING})")
@@ -136,12 +143,16 @@ def test_the_extension_works_inside_vs_code(tmp_path: Path) -> None:
     report = Reports.received
     assert "error" not in report, report.get("error")
     assert str(report["vscodeVersion"]).startswith("1.")
-    # The claim "300 µs" on line 7 (index 6), columns 15-21 in UTF-16 (the 🚀 is on another line).
+    # The claim "300 µs" on line 8 (index 7), columns 15-21 in UTF-16 (the 🚀 is on another line).
     assert report["diagnostics"] == [
-        {"code": "C001", "message": "check failed: computed 186.4 µs, not ≈ 300 µs (tolerance ±15 µs)", "range": [6, 15, 6, 21]}
+        {"code": "C001", "message": "check failed: computed 186.4 µs, not ≈ 300 µs (tolerance ±15 µs)", "range": [7, 15, 7, 21]}
     ]
     assert "186.4 µs" in str(report["hover"])
     assert {"line": 3, "label": "  = 186 us"} in report["inlayHints"]  # type: ignore[operator]
+    assert "flops_bf16" in report["fieldCompletions"] and "hbm_bw" in report["fieldCompletions"]  # type: ignore[operator]
+    assert "t" in report["symbols"] and any("Question 1" in s for s in report["symbols"])  # type: ignore[union-attr]
+    assert [lens["line"] for lens in report["codeLenses"]] == [9]  # type: ignore[union-attr, index]
+    assert "pass" in report["codeLenses"][0]["title"]  # type: ignore[index]
     assert report["quickFix"] == "Replace 300 µs with 186 µs"
     after = report["afterFix"]
     assert after["diagnostics"] == []  # type: ignore[index]

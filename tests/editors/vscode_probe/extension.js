@@ -55,6 +55,14 @@ async function probe() {
     const all = new vscode.Range(0, 0, document.lineCount, 0);
     const hints = await vscode.commands.executeCommand("vscode.executeInlayHintProvider", uri, all);
     report.inlayHints = hints.map((h) => ({ line: h.position.line, label: typeof h.label === "string" ? h.label : h.label.map((p) => p.value).join("") }));
+    const fieldLine = lines.findIndex((line) => line.startsWith("peak = h100."));
+    const completions = await vscode.commands.executeCommand("vscode.executeCompletionItemProvider", uri,
+      new vscode.Position(fieldLine, "peak = h100.".length));
+    report.fieldCompletions = completions.items.map((item) => (typeof item.label === "string" ? item.label : item.label.label));
+    const symbols = await vscode.commands.executeCommand("vscode.executeDocumentSymbolProvider", uri);
+    report.symbols = symbols.map((symbol) => symbol.name);
+    const lenses = await vscode.commands.executeCommand("vscode.executeCodeLensProvider", uri);
+    report.codeLenses = lenses.map((lens) => ({ line: lens.range.start.line, title: lens.command ? lens.command.title : null }));
     const failing = diagnostics.find((d) => String(d.code) === "C001" || (d.code && d.code.value === "C001"));
     const actions = await vscode.commands.executeCommand("vscode.executeCodeActionProvider", uri, failing.range);
     const fix = actions.find((a) => a.kind && a.kind.value === "quickfix" && a.edit);
