@@ -102,6 +102,8 @@ class Interpreter(CheckReporting):
             return
         marks = (len(self.diagnostics), len(self.values), len(self.checks), len(self.bindings), len(self.references))
         evaluate()
+        if any(d.code == "N001" for d in self.diagnostics[marks[0] :]):
+            return  # its did-you-mean note lists every similar name in scope, not only the names it reads
         own = self.bindings[marks[3] :]
         references = self.references[marks[4] :]
         owners = tuple(next((i for i, b in enumerate(own) if b is r.binding), None) for r in references)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from scaling_core import AnalysisCancelled, DocumentAnalysis, analyze_document
 from scaling_core.document import analysis as analysis_module
-from scaling_core.document.incremental import RegionCache
+from scaling_core.document.incremental import RegionCache, fingerprint
 from tests.core.test_robustness import FRAGMENTS
 
 BASE = """# Chapter
@@ -43,12 +43,14 @@ x == 128
 
 
 def observable(analysis: DocumentAnalysis) -> tuple:
+    """Everything an analysis reports, minus what legitimately differs for replayed results (their tree)."""
     return (
-        [(d.code, d.span, d.message, d.severity, d.related, d.fixes) for d in analysis.diagnostics],
-        [(v.span, v.display, v.name, v.inline) for v in analysis.values],
-        [(c.kind, c.span, c.status, c.message, c.problem) for c in analysis.checks],
-        [(p.ident, p.span, p.status, p.passed, p.total) for p in analysis.problems],
-        [(b.name, b.span, b.source) for b in analysis.bindings],
+        list(analysis.diagnostics),
+        [(v.span, v.display, v.name, v.inline, fingerprint(v.quantity)) for v in analysis.values],
+        [(c.kind, c.span, c.status, c.op, c.claim, fingerprint(c.computed), c.computed_display, c.message, c.problem,
+          fingerprint(c.claimed), c.allowance) for c in analysis.checks],
+        list(analysis.problems),
+        [(b.name, b.span, b.source, fingerprint(b.value)) for b in analysis.bindings],
         [(r.span, r.name, r.binding.span if r.binding else None) for r in analysis.references],
     )
 
@@ -140,3 +142,16 @@ def test_chunked_extraction_equals_one_pass_even_across_fences_and_comments() ->
     chunked = extract(text, cache=cache)
     whole = extract(text)
     assert chunked.regions == whole.regions and chunked.diagnostics == whole.diagnostics
+
+
+def test_did_you_mean_notes_follow_names_defined_elsewhere() -> None:
+    # The note on an unknown name lists similar names in scope, which the region itself does not mention.
+    cache = RegionCache()
+    before = "```calc\nspeed = 1\n```\n\n## Later\n\n```calc\nx = sped\n```\n"
+    analyze_document(before, "draft.md", cache=cache)
+    after = before.replace("speed = 1", "speed = 1\nspeeds = 2")
+    incremental = analyze_document(after, "draft.md", cache=cache)
+    full = analyze_document(after, "draft.md")
+    assert [d.notes for d in full.diagnostics] == [("did you mean 'speed' or 'speeds'?",)]
+    assert observable(incremental) == observable(full)
+    assert [d.notes for d in incremental.diagnostics] == [d.notes for d in full.diagnostics]
