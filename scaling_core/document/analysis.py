@@ -107,8 +107,12 @@ def _analyze(
         default_registry(), text, hardware_records(config), path, config.tolerance,
         Limits(max_array_elements=config.max_array_elements), import_names, cache=cache,
     )  # fmt: skip
-    with quiet_arrays():
-        _interpret(found.regions, found.problems, interpreter, config, check_stop)
+    try:
+        with quiet_arrays():
+            _interpret(found.regions, found.problems, interpreter, config, check_stop)
+    except BaseException:
+        interpreter.release()
+        raise
 
     diagnostics = found.diagnostics + interpreter.diagnostics
     for block in found.python_blocks:
@@ -127,6 +131,7 @@ def _analyze(
     result.exports = dict(interpreter.top)
     result.records = interpreter.records
     result.references = interpreter.references
+    interpreter.release()
     return result
 
 

@@ -11,10 +11,9 @@ off``/``on`` regions, next-line suppressions — is decided by :func:`finalize`.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 from scaling_core.diagnostics import Diagnostic, make_diagnostic
-from scaling_core.document.incremental import shift_diagnostic, shift_span
+from scaling_core.document.incremental import moved, shift_diagnostic, shift_span
 from scaling_core.document.regions import (
     CalcRegion,
     ChunkScan,
@@ -118,10 +117,10 @@ def _shift_region(region: Region | PythonRegion, delta: int) -> Region | PythonR
         lines = tuple((offset + delta, text) for offset, text in region.lines)
         return CalcRegion(shift_span(region.span, delta), lines, region.hidden)
     if isinstance(region, CodeSpanRegion):
-        return replace(region, span=shift_span(region.span, delta), content_span=shift_span(region.content_span, delta))
+        return moved(region, span=shift_span(region.span, delta), content_span=shift_span(region.content_span, delta))
     if isinstance(region, ClaimRegion):
         unit = shift_span(region.unit_span, delta) if region.unit_span is not None else None
-        return replace(region, number_span=shift_span(region.number_span, delta), unit_span=unit,
+        return moved(region, number_span=shift_span(region.number_span, delta), unit_span=unit,
                        op_span=shift_span(region.op_span, delta), expr_offset=region.expr_offset + delta,
                        marker_span=shift_span(region.marker_span, delta))  # fmt: skip
     return PythonRegion(shift_span(region.span, delta), shift_span(region.info_span, delta))
@@ -136,7 +135,7 @@ def shift_scan(scan: ChunkScan, delta: int) -> ChunkScan:
         [_shift_region(p, delta) for p in scan.python_blocks],  # type: ignore[misc]
         [shift_diagnostic(d, delta) for d in scan.diagnostics],
         [(offset + delta, level) for offset, level in scan.headings],
-        [replace(p, offset=p.offset + delta, title_span=shift_span(p.title_span, delta)) for p in scan.bold_starts],
+        [moved(p, offset=p.offset + delta, title_span=shift_span(p.title_span, delta)) for p in scan.bold_starts],
         [(kind, shift_span(span, delta), ident) for kind, span, ident in scan.problem_marks],
         [(kind, shift_span(span, delta), codes) for kind, span, codes in scan.margin_marks],
         scan.open_at_end,

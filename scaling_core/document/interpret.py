@@ -56,6 +56,16 @@ class Interpreter(CheckReporting):
         self.evaluator = Evaluator(self.registry, self.lookup, self.visible_names, self.limits)
         self.evaluator.on_name = self.record_reference
 
+    def release(self) -> None:
+        """Break the interpreter <-> evaluator cycle once the analysis is done.
+
+        Otherwise every analysis's result lists stay alive until the cyclic
+        collector runs (measured: ~24k objects per keystroke on 10,000 lines,
+        and 50-120 ms collector pauses in the language server).
+        """
+        self.evaluator.on_name = None
+        self.evaluator = None  # type: ignore[assignment]
+
     def record_reference(self, node: ast.Name) -> None:
         """Remember which definition a name resolved to."""
         self.references.append(Reference(node.span, node.name, self._binding(node.name)))

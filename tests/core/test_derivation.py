@@ -50,3 +50,21 @@ def test_derivation_at_a_document_offset_uses_the_scope_there() -> None:
     local = derivation_at(analysis, text.index("t2 = "))
     assert local is not None and "`V = 1 GB`" in local and "(line 9)" in local
     assert derivation_at(analysis, text.index("**Question")) is None
+
+
+def test_derivations_of_replayed_values_after_text_moved_them() -> None:
+    # Typing above a block moves it; its replayed values keep their syntax tree, shifted on demand.
+    from scaling_core import analyze_document
+    from scaling_core.document.derivation import derivation_at
+    from scaling_core.document.incremental import RegionCache
+
+    text = "# Draft\n\n## Rooflines\n\n```calc\nV = bf16[1024, 4096].bytes\nt = allgather_time(V, 4, tpu_v5e)\n```\n"
+    cache = RegionCache()
+    analyze_document(text, "d.md", cache=cache)
+    moved_text = text.replace("# Draft", "# Draft, now with a longer title")
+    incremental = analyze_document(moved_text, "d.md", cache=cache)
+    assert cache.reused >= 1 and any(v.shift for v in incremental.values)
+    fresh = analyze_document(moved_text, "d.md")
+    offset = moved_text.index("t = allgather")
+    assert derivation_at(incremental, offset) == derivation_at(fresh, offset)
+    assert "= **93.21 µs**" in derivation_at(incremental, offset)  # type: ignore[operator]

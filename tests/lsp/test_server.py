@@ -57,6 +57,21 @@ async def test_hover_shows_the_derivation(client: LanguageClient) -> None:
     assert "https://jax-ml.github.io/scaling-book/tpus/" in hover.contents.value
 
 
+async def test_hover_after_typing_above_the_block(client: LanguageClient) -> None:
+    # The block's results are replayed at their new place; the derivation's tree is shifted on demand.
+    text = "# T\n\n## Section\n\n```calc\nt = allgather_time(bf16[1024, 4096].bytes, 4, tpu_v5e)\n```\n"
+    uri = await open_document(client, "typed.md", text)
+    await diagnostics(client, uri, 1)
+    for version, column in enumerate(range(3, 9), start=2):
+        where = types.Position(0, column)
+        client.text_document_did_change(types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            [types.TextDocumentContentChangePartial(range=types.Range(where, where), text="x")],
+        ))  # fmt: skip
+    hover = await client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(5, 2)))
+    assert hover is not None and "93.21 µs" in hover.contents.value and "Max(V/W_ici, X*t_hop/2)" in hover.contents.value
+
+
 async def test_quick_fix_makes_the_diagnostic_go_away_and_changes_nothing_else(client: LanguageClient) -> None:
     uri = await open_document(client, "fix.md", DRAFT)
     failing = next(d for d in await diagnostics(client, uri, 1) if "170 ms" in d.message)
