@@ -144,6 +144,7 @@ def inputs_of(text: str, local: dict[str, Binding] | None, top: dict[str, Bindin
 
 _T = TypeVar("_T")
 _new_span = tuple.__new__  # Span construction without NamedTuple's Python-level __new__ (hot path)
+_set = object.__setattr__
 
 
 def shift_span(span: Span, delta: int) -> Span:
@@ -162,8 +163,9 @@ def moved(item: _T, **changes: object) -> _T:
     new = object.__new__(type(item))
     state = getattr(item, "__dict__", None)
     if state is not None:
-        new.__dict__.update(state)
-        new.__dict__.update(changes)
+        fields = state.copy()
+        fields.update(changes)
+        _set(new, "__dict__", fields)
         return new
     for name in type(item).__slots__:  # type: ignore[attr-defined]
         object.__setattr__(new, name, changes[name] if name in changes else object.__getattribute__(item, name))
@@ -187,11 +189,11 @@ def shifted(effects: Effects, start: int) -> Effects:
         return effects
     return Effects(
         start,
-        tuple(shift_diagnostic(d, delta) for d in effects.diagnostics),
-        tuple(moved(v, span=shift_span(v.span, delta), shift=v.shift + delta) for v in effects.values),
-        tuple(moved(c, span=shift_span(c.span, delta)) for c in effects.checks),
-        tuple(moved(b, span=shift_span(b.span, delta)) for b in effects.bindings),
-        tuple(moved(r, span=shift_span(r.span, delta)) for r in effects.references),
+        tuple([shift_diagnostic(d, delta) for d in effects.diagnostics]) if effects.diagnostics else (),
+        tuple([moved(v, span=shift_span(v.span, delta), shift=v.shift + delta) for v in effects.values]),
+        tuple([moved(c, span=shift_span(c.span, delta)) for c in effects.checks]) if effects.checks else (),
+        tuple([moved(b, span=shift_span(b.span, delta)) for b in effects.bindings]) if effects.bindings else (),
+        tuple([moved(r, span=shift_span(r.span, delta)) for r in effects.references]) if effects.references else (),
         effects.owners,
     )
 
