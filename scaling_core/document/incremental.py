@@ -182,20 +182,25 @@ def shift_diagnostic(item: Diagnostic, delta: int) -> Diagnostic:
     )
 
 
-def shifted(effects: Effects, start: int) -> Effects:
-    """The effects as if the region started at ``start``."""
-    delta = start - effects.start
-    if delta == 0:
-        return effects
-    return Effects(
-        start,
-        tuple([shift_diagnostic(d, delta) for d in effects.diagnostics]) if effects.diagnostics else (),
-        tuple([moved(v, span=shift_span(v.span, delta), shift=v.shift + delta) for v in effects.values]),
-        tuple([moved(c, span=shift_span(c.span, delta)) for c in effects.checks]) if effects.checks else (),
-        tuple([moved(b, span=shift_span(b.span, delta)) for b in effects.bindings]) if effects.bindings else (),
-        tuple([moved(r, span=shift_span(r.span, delta)) for r in effects.references]) if effects.references else (),
-        effects.owners,
-    )
+def move_value(delta: int, value: ValueResult) -> ValueResult:
+    """A replayed value moved by ``delta`` (its tree keeps its spans; ``shift`` records how far)."""
+    return moved(value, span=shift_span(value.span, delta), shift=value.shift + delta)
+
+
+def move_reference(delta: int, recorded: tuple[Reference, Binding | None]) -> Reference:
+    """A replayed reference moved by ``delta``, pointing at the binding it resolves to now."""
+    reference, binding = recorded
+    return Reference(shift_span(reference.span, delta), reference.name, binding)
+
+
+def move_check(delta: int, check: CheckResult) -> CheckResult:
+    """A replayed check moved by ``delta``."""
+    return moved(check, span=shift_span(check.span, delta))
+
+
+def move_binding(delta: int, binding: Binding) -> Binding:
+    """A replayed definition moved by ``delta``."""
+    return moved(binding, span=shift_span(binding.span, delta))
 
 
 def shift_tree(node: Any, delta: int) -> Any:

@@ -9,13 +9,25 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 from scaling_core.diagnostics import Diagnostic, make_diagnostic
-from scaling_core.document.incremental import Effects, RegionCache, fingerprint, inputs_of, shifted
+from scaling_core.document.incremental import (
+    Effects,
+    RegionCache,
+    fingerprint,
+    inputs_of,
+    move_binding,
+    move_check,
+    move_reference,
+    move_value,
+    shift_diagnostic,
+)  # fmt: skip
 from scaling_core.document.prose import TRAILING_NUMBER, read_number
 from scaling_core.document.regions import CalcRegion, ClaimRegion, CodeSpanRegion
 from scaling_core.document.reporting import CheckReporting
 from scaling_core.document.results import Binding, CheckResult, Reference, ValueResult
+from scaling_core.document.segments import Segments
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.compare import Outcome, compare, last_digit_unit
 from scaling_core.expr.evaluator import EvaluationError, Evaluator, Limits, Value, describe_unit, mismatch_message
@@ -45,11 +57,11 @@ class Interpreter(CheckReporting):
     top: dict[str, Binding] = field(default_factory=dict)
     local: dict[str, Binding] | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    values: list[ValueResult] = field(default_factory=list)
+    values: Segments[ValueResult] = field(default_factory=Segments)
     checks: list[CheckResult] = field(default_factory=list)
     bindings: list[Binding] = field(default_factory=list)
     problem: str | None = None
-    references: list[Reference] = field(default_factory=list)
+    references: Segments[Reference] = field(default_factory=Segments)
     cache: RegionCache | None = None
 
     def __post_init__(self) -> None:
@@ -108,30 +120,40 @@ class Interpreter(CheckReporting):
         key = (kind, text, self.problem, self.local is not None, inputs_of(text, self.local, self.top, self.records))
         found = self.cache.get(key)
         if found is not None:
-            self.replay(shifted(found, start))
+            self.replay(found, start - found.start)
             return
         marks = (len(self.diagnostics), len(self.values), len(self.checks), len(self.bindings), len(self.references))
         evaluate()
         if any(d.code == "N001" for d in self.diagnostics[marks[0] :]):
             return  # its did-you-mean note lists every similar name in scope, not only the names it reads
         own = self.bindings[marks[3] :]
-        references = self.references[marks[4] :]
+        references = self.references.tail(marks[4])
         owners = tuple(next((i for i, b in enumerate(own) if b is r.binding), None) for r in references)
         self.cache.put(key, Effects(
-            start, tuple(self.diagnostics[marks[0]:]), tuple(self.values[marks[1]:]), tuple(self.checks[marks[2]:]),
+            start, tuple(self.diagnostics[marks[0]:]), tuple(self.values.tail(marks[1])), tuple(self.checks[marks[2]:]),
             tuple(own), tuple(references), owners,
         ))  # fmt: skip
 
-    def replay(self, effects: Effects) -> None:
-        """Apply a region's recorded effects: results, definitions, and references re-resolved."""
-        for reference, owner in zip(effects.references, effects.owners):
-            binding = effects.bindings[owner] if owner is not None else self._binding(reference.name)
-            self.references.append(Reference(reference.span, reference.name, binding))
-        self.diagnostics.extend(effects.diagnostics)
-        self.values.extend(effects.values)
-        self.checks.extend(effects.checks)
+    def replay(self, effects: Effects, delta: int) -> None:
+        """Apply a region's recorded effects ``delta`` further on: results, definitions, references re-resolved.
+
+        Definitions, checks and diagnostics are moved now (scopes, verdicts and
+        publishing read them); values and references when first read.
+        """
+        bindings = tuple([move_binding(delta, b) for b in effects.bindings]) if delta else effects.bindings
+        resolved = [bindings[owner] if owner is not None else self._binding(reference.name)
+                    for reference, owner in zip(effects.references, effects.owners)]  # fmt: skip
+        self.references.add_moved(tuple(zip(effects.references, resolved)), partial(move_reference, delta))
+        if delta:
+            self.diagnostics.extend([shift_diagnostic(d, delta) for d in effects.diagnostics])
+            self.values.add_moved(effects.values, partial(move_value, delta))
+            self.checks.extend([move_check(delta, c) for c in effects.checks])
+        else:
+            self.diagnostics.extend(effects.diagnostics)
+            self.values.extend(effects.values)
+            self.checks.extend(effects.checks)
         scope = self.local if self.local is not None else self.top
-        for binding in effects.bindings:
+        for binding in bindings:
             scope[binding.name] = binding
             self.bindings.append(binding)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from scaling_core.diagnostics import Diagnostic
@@ -91,7 +92,7 @@ class DocumentAnalysis:
     text: str
     index: LineIndex
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    values: list[ValueResult] = field(default_factory=list)
+    values: Sequence[ValueResult] = field(default_factory=list)  # a Segments: moved parts built when read
     checks: list[CheckResult] = field(default_factory=list)
     problems: list[ProblemResult] = field(default_factory=list)
     #: Top-level names visible to importers, in definition order.
@@ -101,7 +102,7 @@ class DocumentAnalysis:
     #: The chip records the document was evaluated with.
     records: dict = field(default_factory=dict)
     #: Every resolved use of a name, in document order.
-    references: list[Reference] = field(default_factory=list)
+    references: Sequence[Reference] = field(default_factory=list)  # a Segments, like values
 
     def line(self, offset: int) -> int:
         """1-based line of an offset."""

@@ -1,0 +1,101 @@
+"""A result list whose replayed parts are moved into place only when first read.
+
+After a keystroke near the top of a long draft, every later region is replayed
+at a new offset.  Copying each of its values and references with moved spans
+was most of a keystroke's work (measured on 10,000 lines: ~6,500 objects,
+~20 ms), yet publishing diagnostics reads neither; inlay hints, hover and
+navigation read them once per version.  :class:`Segments` keeps replayed parts
+as (recorded items, how to move one) and builds the flat list on first read.
+Appending and reading the last item, which the interpreter does while
+evaluating, never force that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, TypeVar, overload
+
+T = TypeVar("T")
+
+
+class Segments(Sequence[T]):
+    """An append-only list built from ready items and lazily moved parts."""
+
+    __slots__ = ("_parts", "_length")
+
+    def __init__(self, items: Iterable[T] = ()) -> None:
+        #: Each part is a list of ready items or a (recorded items, move) pair.
+        self._parts: list[Any] = [list(items)]
+        self._length = len(self._parts[0])
+
+    def append(self, item: T) -> None:
+        """Add one ready item."""
+        last = self._parts[-1]
+        if type(last) is list:
+            last.append(item)
+        else:
+            self._parts.append([item])
+        self._length += 1
+
+    def extend(self, items: Iterable[T]) -> None:
+        """Add ready items."""
+        for item in items:
+            self.append(item)
+
+    def add_moved(self, recorded: Sequence[Any], move: Callable[[Any], T]) -> None:
+        """Add ``move(r)`` for each recorded item, computed only when the list is read."""
+        if recorded:
+            self._parts.append((recorded, move))
+            self._length += len(recorded)
+
+    def pop(self) -> T:
+        """Remove and return the last item."""
+        last = self._parts[-1]
+        if type(last) is not list or not last:
+            last = self._flat()
+        self._length -= 1
+        return last.pop()
+
+    def tail(self, start: int) -> list[T]:
+        """The items from index ``start`` on (cheap when they are all ready items)."""
+        last = self._parts[-1]
+        if type(last) is list and self._length - len(last) <= start:
+            return last[start - (self._length - len(last)) :]
+        return self._flat()[start:]
+
+    def _flat(self) -> list[T]:
+        if len(self._parts) == 1 and type(self._parts[0]) is list:
+            return self._parts[0]
+        flat: list[T] = []
+        for part in self._parts:
+            if type(part) is list:
+                flat.extend(part)
+            else:
+                recorded, move = part
+                flat.extend(map(move, recorded))
+        self._parts = [flat]
+        return flat
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[T]: ...
+    def __getitem__(self, index: int | slice) -> T | list[T]:
+        last = self._parts[-1]
+        if index == -1 and type(last) is list and last:
+            return last[-1]
+        return self._flat()[index]
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self._flat())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (Segments, list)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"Segments({self._flat()!r})"
