@@ -113,16 +113,18 @@ class ChunkCache:
 
 
 def _shift_region(region: Region | PythonRegion, delta: int) -> Region | PythonRegion:
-    if isinstance(region, CalcRegion):
-        lines = tuple((offset + delta, text) for offset, text in region.lines)
+    # Positional constructors: this runs for every region after a keystroke.
+    kind = type(region)
+    if kind is CodeSpanRegion:
+        return CodeSpanRegion(shift_span(region.span, delta), shift_span(region.content_span, delta), region.text, region.role)
+    if kind is CalcRegion:
+        lines = tuple([(offset + delta, text) for offset, text in region.lines])
         return CalcRegion(shift_span(region.span, delta), lines, region.hidden)
-    if isinstance(region, CodeSpanRegion):
-        return moved(region, span=shift_span(region.span, delta), content_span=shift_span(region.content_span, delta))
-    if isinstance(region, ClaimRegion):
+    if kind is ClaimRegion:
         unit = shift_span(region.unit_span, delta) if region.unit_span is not None else None
-        return moved(region, number_span=shift_span(region.number_span, delta), unit_span=unit,
-                       op_span=shift_span(region.op_span, delta), expr_offset=region.expr_offset + delta,
-                       marker_span=shift_span(region.marker_span, delta))  # fmt: skip
+        return ClaimRegion(shift_span(region.number_span, delta), region.number_text, unit, region.op,
+                           shift_span(region.op_span, delta), region.expr_text, region.expr_offset + delta,
+                           shift_span(region.marker_span, delta))  # fmt: skip
     return PythonRegion(shift_span(region.span, delta), shift_span(region.info_span, delta))
 
 

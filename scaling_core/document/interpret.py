@@ -140,10 +140,11 @@ class Interpreter(CheckReporting):
         Definitions, checks and diagnostics are moved now (scopes, verdicts and
         publishing read them); values and references when first read.
         """
-        bindings = tuple([move_binding(delta, b) for b in effects.bindings]) if delta else effects.bindings
-        resolved = [bindings[owner] if owner is not None else self._binding(reference.name)
-                    for reference, owner in zip(effects.references, effects.owners)]  # fmt: skip
-        self.references.add_moved(tuple(zip(effects.references, resolved)), partial(move_reference, delta))
+        bindings = tuple([move_binding(delta, b) for b in effects.bindings]) if delta and effects.bindings else effects.bindings
+        if effects.references:
+            resolved = [bindings[owner] if owner is not None else self._binding(reference.name)
+                        for reference, owner in zip(effects.references, effects.owners)]  # fmt: skip
+            self.references.add_moved(tuple(zip(effects.references, resolved)), partial(move_reference, delta))
         if delta:
             self.diagnostics.extend([shift_diagnostic(d, delta) for d in effects.diagnostics])
             self.values.add_moved(effects.values, partial(move_value, delta))
