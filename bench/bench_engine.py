@@ -7,6 +7,7 @@ markdown-it-py parse (CommonMark, inline rules on) of the same text.
 
 from __future__ import annotations
 
+import gc
 import resource
 import subprocess
 import sys
@@ -69,6 +70,7 @@ def throughput(name: str, text: str) -> None:
 
 
 if __name__ == "__main__":
+    gc.set_threshold(100_000, 50, 50)  # as server/launch.py sets for every margin command
     unit_arithmetic()
     throughput("book-like", book_like(10_000))
     throughput("dense", dense(10_000))
