@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from scaling_core.diagnostics import Diagnostic, make_diagnostic
 from scaling_core.expr import syntax as ast
@@ -143,9 +144,12 @@ class Evaluator:
 
     def value(self, expr: ast.Expr) -> Value:
         """Evaluate any expression."""
-        method = getattr(self, "_eval_" + type(expr).__name__)
+        kind = type(expr)
+        method = _DISPATCH.get(kind)
+        if method is None:
+            method = _DISPATCH[kind] = getattr(Evaluator, "_eval_" + kind.__name__)
         try:
-            result = method(expr)
+            result = method(self, expr)
         except UnitError as error:
             span = expr.op_span if isinstance(expr, ast.Binary) else expr.span
             code = "U006" if error.operation == "power" else "U001"
@@ -154,7 +158,7 @@ class Evaluator:
             raise self.fail("E002", "the result overflows float64 (beyond about 1.8e308)", expr.span) from None
         except RecursionError:
             raise self.fail("E003", "expression nested too deeply", expr.span) from None
-        if isinstance(result, Quantity) and not _is_finite(result.value):
+        if type(result) is Quantity and not (math.isfinite(result.value) if type(result.value) is float else _is_finite(result.value)):
             raise self.fail("E002", "the result is not a finite number (overflow or invalid operation)", expr.span)
         return result
 
@@ -295,6 +299,10 @@ class Evaluator:
                 raise self.fail("U006", "a shape's dimensions must be non-negative whole numbers", expr.span)
             dims.append(float(value.value))
         return ShapeValue(node.dtype, tuple(dims))
+
+
+#: Node class -> its ``_eval_`` method, filled on first use.
+_DISPATCH: dict[type, Callable[[Evaluator, Any], Value]] = {}
 
 
 def _is_finite(value: object) -> bool:
