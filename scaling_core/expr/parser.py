@@ -49,6 +49,8 @@ DTYPE_BYTES: dict[str, float] = {
 MAX_DEPTH = 64
 _UNIT_FOLLOWERS = (TokenKind.NUMBER, TokenKind.RPAREN, TokenKind.RBRACKET)
 _LEAVES = (TokenKind.NUMBER, TokenKind.IDENT)
+_ADD_OPS = (TokenKind.PLUS, TokenKind.MINUS)
+_MUL_OPS = (TokenKind.STAR, TokenKind.SLASH, TokenKind.MIDDOT)
 #: Tokens after which a number or name is complete (no unit, power, call or field).
 _LEAF_FOLLOWERS = (
     TokenKind.PLUS, TokenKind.MINUS, TokenKind.STAR, TokenKind.SLASH, TokenKind.MIDDOT, TokenKind.COMMA,
@@ -211,7 +213,7 @@ class Parser:
             )
         try:
             left = self.term()
-            while self.at(TokenKind.PLUS, TokenKind.MINUS):
+            while self.tokens[self.pos].kind in _ADD_OPS:
                 op = self.advance()
                 right = self.term()
                 left = ast.Binary(op.kind.value, left, right, Span(left.span.start, right.span.end), op.span)
@@ -222,7 +224,7 @@ class Parser:
     def term(self) -> ast.Expr:
         """Grammar rule ``term``."""
         left = self.unary()
-        while self.at(TokenKind.STAR, TokenKind.SLASH, TokenKind.MIDDOT):
+        while self.tokens[self.pos].kind in _MUL_OPS:
             op = self.advance()
             symbol = "/" if op.kind is TokenKind.SLASH else "*"
             right = self.unary()
@@ -238,7 +240,7 @@ class Parser:
             if token.kind is TokenKind.NUMBER:
                 return ast.Number(token.value, token.text, token.span)
             return ast.Name(token.text, token.span)
-        if self.at(TokenKind.MINUS, TokenKind.PLUS):
+        if token.kind in _ADD_OPS:
             op = self.advance()
             self.depth += 1
             if self.depth > MAX_DEPTH:
@@ -254,7 +256,7 @@ class Parser:
         """Grammar rule ``with_unit``: a unit after a number, ``)``, ``]`` or a name."""
         operand = self.power()
         previous = self.tokens[self.pos - 1]
-        following = self.current
+        following = self.tokens[self.pos]
         after_value = previous.kind in _UNIT_FOLLOWERS
         # After a name only a unit of two or more letters counts (`D * F byte`):
         # single letters such as B, W, K, A are the book's variables.
@@ -275,11 +277,12 @@ class Parser:
     def power(self) -> ast.Expr:
         """Grammar rule ``power``."""
         base = self.postfix()
-        if self.at(TokenKind.POWER):
+        kind = self.tokens[self.pos].kind
+        if kind is TokenKind.POWER:
             op = self.advance()
             exponent = self.exponent()
             return ast.Binary("**", base, exponent, Span(base.span.start, exponent.span.end), op.span)
-        if self.at(TokenKind.SUPERSCRIPT):
+        if kind is TokenKind.SUPERSCRIPT:
             sup = self.advance()
             exponent = ast.Number(sup.value, sup.text, sup.span)
             return ast.Binary("**", base, exponent, Span(base.span.start, sup.span.end), sup.span)
@@ -297,11 +300,12 @@ class Parser:
         """Grammar rule ``postfix``: fields and calls."""
         expr = self.primary()
         while True:
-            if self.at(TokenKind.DOT) and self.peek().kind is TokenKind.IDENT:
+            kind = self.tokens[self.pos].kind
+            if kind is TokenKind.DOT and self.peek().kind is TokenKind.IDENT:
                 self.advance()
                 name = self.advance()
                 expr = ast.Field(expr, name.text, Span(expr.span.start, name.span.end), name.span)
-            elif self.at(TokenKind.LPAREN) and isinstance(expr, ast.Name):
+            elif kind is TokenKind.LPAREN and isinstance(expr, ast.Name):
                 self.advance()
                 args = self.arguments(TokenKind.RPAREN, "')'")
                 expr = ast.Call(expr.name, args, Span(expr.span.start, self.last_end()), expr.span)
@@ -321,7 +325,7 @@ class Parser:
 
     def primary(self) -> ast.Expr:
         """Grammar rule ``primary``."""
-        token = self.current
+        token = self.tokens[self.pos]
         if token.kind is TokenKind.NUMBER:
             self.advance()
             return ast.Number(token.value, token.text, token.span)
