@@ -51,7 +51,7 @@ def throughput(name: str, text: str) -> None:
     lines = text.count("\n")
     parser = MarkdownIt("commonmark")
     markdown = best_of(lambda: parser.parse(text))
-    analysis_time = best_of(lambda: analyze_document(text, "bench.md"), repeat=3)
+    analysis_time = best_of(lambda: analyze_document(text, "bench.md"), repeat=7)
     analysis = analyze_document(text, "bench.md")
     not_passing = sum(c.status != "pass" for c in analysis.checks)
     errors = sum(d.severity <= 2 for d in analysis.diagnostics)

@@ -35,7 +35,7 @@ from scaling_core.expr.lexer import MAGNITUDE_SUFFIXES, tokenize
 from scaling_core.expr.parser import parse_chain, parse_claim_expression, parse_statements
 from scaling_core.expr.tokens import Token, TokenKind
 from scaling_core.text import Span
-from scaling_core.units.display import format_in_unit, format_quantity
+from scaling_core.units.display import format_quantity
 from scaling_core.units.quantity import Quantity, UnitError, convert_dim
 from scaling_core.units.registry import UnitRegistry
 
@@ -215,12 +215,12 @@ class Interpreter(CheckReporting):
                 for name, binding in self.import_names(statement).items():
                     self.top[name] = binding
             elif isinstance(statement, ast.Definition):
-                value, display = self.shown_value(statement.expr, statement.convert)
+                value, shown = self.shown_value(statement.expr, statement.convert)
                 self.bind(statement.name, value, statement.name_span, statement.expr)
-                self.values.append(ValueResult(statement.span, display, _quantity(value), statement.name, expr=statement.expr))
+                self.values.append(ValueResult(statement.span, shown, _quantity(value), statement.name, expr=statement.expr))
             elif isinstance(statement, ast.Show):
-                value, display = self.shown_value(statement.expr, statement.convert)
-                self.values.append(ValueResult(statement.span, display, _quantity(value), None, expr=statement.expr))
+                value, shown = self.shown_value(statement.expr, statement.convert)
+                self.values.append(ValueResult(statement.span, shown, _quantity(value), None, expr=statement.expr))
             else:
                 self.calc_check(statement)
         except EvaluationError as failure:
@@ -230,13 +230,13 @@ class Interpreter(CheckReporting):
         self.diagnostics.extend(self.evaluator.hints[hints_before:])
         del self.evaluator.hints[hints_before:]
 
-    def shown_value(self, expr: ast.Expr, convert: ast.UnitExpr | None) -> tuple[Value, str]:
-        """A statement's value and its display (in the ``-> unit`` if given)."""
+    def shown_value(self, expr: ast.Expr, convert: ast.UnitExpr | None) -> tuple[Value, str | tuple[float, str] | None]:
+        """A statement's value and how to show it (see :attr:`ValueResult.shown`)."""
         value = self.evaluator.top(expr)
         if not isinstance(value, Quantity):
             return value, getattr(value, "title", "shape")
         if convert is None:
-            return value, format_quantity(value)
+            return value, None
         factor, dim, label = self.evaluator.unit(convert)
         try:
             converted = convert_dim(value, dim)
@@ -245,7 +245,7 @@ class Interpreter(CheckReporting):
             message = f"cannot convert {format_quantity(value)} ({have}) to {convert.text}: the dimensions differ"
             raise self.evaluator.fail("U002", message, convert.span) from None
         shown = Quantity(converted.value, converted.dim, False, label)
-        return shown, format_in_unit(converted, factor, convert.text)
+        return shown, (factor, convert.text)
 
     def calc_check(self, check: ast.Check) -> None:
         """Evaluate a calc-block check ``a OP b [± tol]``."""
@@ -309,7 +309,7 @@ class Interpreter(CheckReporting):
             self.statement(statements[0])
             if self.values and self.values[-1].span == statements[0].span:
                 last = self.values.pop()
-                self.values.append(ValueResult(region.span, last.display, last.quantity, None, True, last.expr))
+                self.values.append(ValueResult(region.span, last.shown, last.quantity, None, True, last.expr))
             del self.evaluator.hints[hints_before:]
             return
         links = parse_chain(tokens, self.is_unit)

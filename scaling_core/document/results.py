@@ -9,6 +9,7 @@ from scaling_core.diagnostics import Diagnostic
 from scaling_core.expr.evaluator import Value
 from scaling_core.expr.syntax import Expr
 from scaling_core.text import LineIndex, Span
+from scaling_core.units.display import format_in_unit, format_quantity
 from scaling_core.units.quantity import Quantity
 
 
@@ -42,7 +43,9 @@ class ValueResult:
     """A value shown in the margin (after a statement or an inline expression)."""
 
     span: Span
-    display: str
+    #: How to show it: the text itself (a record's title), ``(divisor, unit)`` after ``-> unit``,
+    #: or None for the readable unit display policy chooses.
+    shown: str | tuple[float, str] | None
     quantity: Quantity | None
     name: str | None
     inline: bool = False
@@ -50,6 +53,20 @@ class ValueResult:
     expr: Expr | None = None
     #: How far the text moved since ``expr`` was parsed (reused results keep their tree).
     shift: int = 0
+
+    @property
+    def display(self) -> str:
+        """The value as shown in the margin (``189 µs``), formatted on first use: most are never shown."""
+        text = self.__dict__.get("_display")
+        if text is None:
+            if isinstance(self.shown, str) or self.quantity is None:
+                text = str(self.shown)
+            elif self.shown is None:
+                text = format_quantity(self.quantity)
+            else:
+                text = format_in_unit(self.quantity, *self.shown)
+            object.__setattr__(self, "_display", text)  # a cache, not state: the fields decide it
+        return text
 
 
 @dataclass(frozen=True)
