@@ -60,8 +60,9 @@ class State:
         self.cancelled = 0
         self.config = Config()
         self.root: Path | None = None
-        #: Coalesces bursts of keystrokes; small, since stale work is dropped anyway.
-        self.debounce_s = 0.005
+        #: Extra wait before analysing an edit.  None is needed: changes already received are
+        #: applied first, and a running analysis stops when a newer version arrives.
+        self.debounce_s = 0.0
         self._publish = publish
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._waiters: dict[tuple[str, int], list[asyncio.Future[DocumentAnalysis]]] = {}
@@ -150,8 +151,7 @@ class State:
             log.error("analysis failed", exc_info=task.exception())
 
     async def _run(self, uri: str, delay: float) -> None:
-        if delay:
-            await asyncio.sleep(delay)
+        await asyncio.sleep(delay)  # even 0 lets changes already received land first: a burst is analysed once
         if self._settings_ready is not None:
             await self._settings_ready.wait()
         document = self.documents.get(uri)
@@ -162,6 +162,7 @@ class State:
         current = self.documents.get(uri)
         if analysis is None or current is None or current.version != document.version:
             return  # stale: a newer version is on its way
+        previous = self.analyses.get(uri)  # freed after publishing: ~10k objects, ~3 ms on 10,000 lines
         self.analyses[uri] = (document.version, analysis)
         for key in [k for k in self._waiters if k[0] == uri and k[1] <= document.version]:
             for waiter in self._waiters.pop(key):
@@ -170,6 +171,7 @@ class State:
         published = self._publish(document, analysis)
         if published is not None:
             await published
+        del previous
 
     async def analysis(self, uri: str) -> tuple[Document, DocumentAnalysis] | None:
         """The analysis of the current version of ``uri`` (waits for it if needed)."""
