@@ -235,7 +235,7 @@ def _unless_suppressed(check: CheckResult, suppressions: list[Suppression]) -> C
     """A failing or warning check whose diagnostic is suppressed counts as skipped."""
     code = "U005" if check.status == "warn" else "C001"
     if check.status in ("fail", "warn") and _hidden(check.span, code, suppressions):
-        return replace(check, status="skip", message=f"suppressed: {check.message}")
+        return replace(check, status="skip", text=f"suppressed: {check.message}")
     return check
 
 

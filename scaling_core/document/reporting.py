@@ -21,19 +21,18 @@ class CheckReporting:
 
     def report(self, kind: str, span: Span, op: str, claim: str, outcome: Outcome, at: Span, left: str | None) -> None:
         """Record a check's result and, unless it passed, its diagnostic."""
-        computed = format_quantity(outcome.computed, 4)
         status = "pass" if outcome.passed else ("warn" if outcome.implied else "fail")
-        subject = f"'{left}' is {computed}" if left else f"computed {computed}"
-        if status == "pass":
-            message = f"{subject}; claim {claim} holds"
-        elif status == "warn":
+        message = None  # a pass's message is built when first read (CheckResult.message)
+        if status == "warn":
             plain = format_magnitude(outcome.computed.value, 1.0, 4)
             what = f"'{left}' is {plain}" if left else f"computed {plain}"
             if outcome.unannotated:
                 what += " with no unit"
             message = f"{what}: it matches the claim {claim} only if read as {outcome.implied}; write the unit"
             self.diagnostics.append(make_diagnostic("U005", message, at))
-        else:
+        elif status == "fail":
+            computed = format_quantity(outcome.computed, 4)
+            subject = f"'{left}' is {computed}" if left else f"computed {computed}"
             below, above = (format_quantity(Quantity(largest(x), outcome.claimed.dim), 2) for x in outcome.allowance)
             window = f"±{above}" if below == above else f"-{below}/+{above}"
             tolerance = f" (tolerance {window})" if op in ("=", "==", "≈", "~=") else ""
@@ -42,8 +41,8 @@ class CheckReporting:
             fixes = self.fixes(kind, claim, outcome, at)
             self.diagnostics.append(make_diagnostic("C001", "check failed: " + message, at, notes=notes, fixes=fixes))
         allowance = (largest(outcome.allowance[0]), largest(outcome.allowance[1]))
-        self.checks.append(CheckResult(kind, span, status, op, claim, outcome.computed, computed, message, self.problem,
-                                       outcome.claimed, allowance))  # fmt: skip
+        self.checks.append(CheckResult(kind, span, status, op, claim, outcome.computed, message, self.problem,
+                                       outcome.claimed, allowance, left))  # fmt: skip
 
     def fixes(self, kind: str, claim: str, outcome: Outcome, at: Span) -> tuple[Fix, ...]:
         """The quick fix for a wrong prose claim: the computed value in the claim's style."""
@@ -62,5 +61,5 @@ class CheckReporting:
 
     def record_skip(self, kind: str, span: Span, op: str, claim: str) -> None:
         """Record a check that could not be evaluated (its error is reported separately)."""
-        self.checks.append(CheckResult(kind, span, "skip", op, claim, None, "", "not evaluated", self.problem))
+        self.checks.append(CheckResult(kind, span, "skip", op, claim, None, "not evaluated", self.problem))
 

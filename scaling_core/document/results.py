@@ -79,12 +79,31 @@ class CheckResult:
     op: str
     claim: str
     computed: Quantity | None
-    computed_display: str
-    message: str
+    #: The verdict in words; None for a pass, whose message is built on first use (most are never shown).
+    text: str | None
     problem: str | None = None
     #: The claimed value and how far below/above it the computed value may lie (SI units).
     claimed: Quantity | None = None
     allowance: tuple[float, float] | None = None
+    #: The name on the computed side, if any (``t`` in ``t ≈ 5 ms``).
+    left: str | None = None
+
+    @property
+    def computed_display(self) -> str:
+        """The computed value as shown in messages (4 significant digits)."""
+        text = self.__dict__.get("_computed_display")
+        if text is None:
+            text = format_quantity(self.computed, 4) if self.computed is not None else ""
+            object.__setattr__(self, "_computed_display", text)  # a cache, not state
+        return text
+
+    @property
+    def message(self) -> str:
+        """The verdict in words: ``'t' is 186.4 µs; claim 186 µs holds``."""
+        if self.text is not None:
+            return self.text
+        subject = f"'{self.left}' is {self.computed_display}" if self.left else f"computed {self.computed_display}"
+        return f"{subject}; claim {self.claim} holds"
 
 
 @dataclass(frozen=True)
