@@ -85,10 +85,8 @@ class Interpreter(CheckReporting):
     # -- scope ---------------------------------------------------------------
     def lookup(self, name: str) -> Value | None:
         """The value a name has here: local scope, then top level, then chips."""
-        for scope in (self.local, self.top):
-            if scope is not None and name in scope:
-                return scope[name].value
-        return self.records.get(name)
+        found = self._binding(name)
+        return found.value if found is not None else self.records.get(name)
 
     def visible_names(self) -> list[str]:
         """Every name visible here (for did-you-mean)."""
@@ -159,10 +157,10 @@ class Interpreter(CheckReporting):
             self.bindings.append(binding)
 
     def _binding(self, name: str) -> Binding | None:
-        for scope in (self.local, self.top):
-            if scope is not None and name in scope:
-                return scope[name]
-        return None
+        local = self.local
+        if local is not None and (found := local.get(name)) is not None:
+            return found
+        return self.top.get(name)
 
     # -- calc blocks ---------------------------------------------------------
     def calc_region(self, region: CalcRegion) -> None:
