@@ -73,7 +73,9 @@ def tokenize(text: str, base: int = 0) -> tuple[list[Token], list[Diagnostic]]:
             continue
         kind = match.lastgroup
         end = match.end()
-        if kind == "ident":  # the commonest tokens are built inline (hot path)
+        if kind == "space":
+            spaced = True
+        elif kind == "ident":  # the commonest tokens are built inline (hot path)
             tokens.append(new(Token, (TokenKind.IDENT, match.group(), new(Span, (base + pos, base + end)), 0.0, "", spaced)))
             spaced = False
         elif kind == "number":  # a number without a magnitude suffix
@@ -81,7 +83,16 @@ def tokenize(text: str, base: int = 0) -> tuple[list[Token], list[Diagnostic]]:
             value = float(text_.replace("_", "")) if "_" in text_ else float(text_)
             tokens.append(new(Token, (TokenKind.NUMBER, text_, new(Span, (base + pos, base + end)), value, "", spaced)))
             spaced = False
-        elif kind == "space" or kind == "comment":
+        elif kind == "op":
+            op = match.group()
+            token_kind = _OPERATORS[op]
+            tokens.append(new(Token, (token_kind, op, new(Span, (base + pos, base + end)), 0.0, "", spaced)))
+            if token_kind in _OPENERS:
+                depth += 1
+            elif token_kind in _CLOSERS:
+                depth = max(depth - 1, 0)
+            spaced = False
+        elif kind == "comment":
             spaced = True
         elif kind == "newline":
             if depth and _DEFINITION_START.match(text, end):
@@ -92,7 +103,7 @@ def tokenize(text: str, base: int = 0) -> tuple[list[Token], list[Diagnostic]]:
         else:
             if kind == "suffix":  # the number group ends where its suffix starts
                 kind = "number"
-            token = _make_token(kind, match, base, spaced)  # type: ignore[arg-type]
+            token = _make_token(kind, match, base, spaced)  # type: ignore[arg-type] - a suffixed number, superscript or string
             if token.kind in _OPENERS:
                 depth += 1
             elif token.kind in _CLOSERS:
@@ -108,10 +119,6 @@ def _make_token(kind: str, match: re.Match[str], base: int, spaced: bool) -> Tok
     text = match.group()
     start, end = match.span()
     span = _new_token(Span, (base + start, base + end))
-    if kind == "ident":
-        return _new_token(Token, (TokenKind.IDENT, text, span, 0.0, "", spaced))
-    if kind == "op":
-        return _new_token(Token, (_OPERATORS[text], text, span, 0.0, "", spaced))
     if kind == "number":
         value = float(match.group("number").replace("_", ""))
         suffix = match.group("suffix") or ""
