@@ -11,7 +11,9 @@ keeps ``.pyc`` files, and looked up by a hash of (source, file name, mode).
 Correctness does not depend on the cache: a lookup miss compiles as usual, an
 unreadable, foreign or corrupt file is ignored, and the file is written
 atomically (temporary file, then rename) with the interpreter's bytecode magic
-number in its header.  ``MARGIN_CODE_CACHE=0`` turns it off;
+number in its header; once it holds more than :data:`MAX_ENTRIES`, a save
+keeps only what the saving process used (old attrs/cattrs versions' code goes).
+``MARGIN_CODE_CACHE=0`` turns it off;
 ``MARGIN_CACHE_DIR`` moves it (default ``$XDG_CACHE_HOME/margin`` or
 ``~/.cache/margin``; a relative folder turns the cache off).  Like ``__pycache__``, the file holds code the server
 runs, so it is written only by this user (mode 0600).
@@ -37,7 +39,11 @@ _HEADER = b"margin-code-cache\0" + importlib.util.MAGIC_NUMBER
 _lock = threading.Lock()
 _table: dict[bytes, CodeType] = {}
 _added: dict[bytes, CodeType] = {}
+_used: set[bytes] = set()
 stats = {"hits": 0, "misses": 0}
+#: Above this many entries (a start-up uses ~600), a save keeps only what this process used:
+#: entries for old attrs/cattrs versions would otherwise accumulate forever.
+MAX_ENTRIES = 4000
 
 
 def cache_file() -> Path | None:
@@ -66,6 +72,7 @@ def cached_compile(source: object, filename: object, mode: object, *args: object
     code = _table.get(key) if key is not None else None
     if code is not None:
         stats["hits"] += 1
+        _used.add(key)  # type: ignore[arg-type]
         return code
     code = builtins.compile(source, filename, mode, *args, **kwargs)  # type: ignore[call-overload]
     if key is not None:
@@ -116,6 +123,8 @@ def save() -> bool:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         merged = {**_read(path), **added}
+        if len(merged) > MAX_ENTRIES:
+            merged = {key: code for key, code in merged.items() if key in _used or key in added}
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".generated-code-")
         try:
             with os.fdopen(handle, "wb") as out:

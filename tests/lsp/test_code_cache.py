@@ -9,6 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from server import code_cache
 from tests.conftest import ROOT
 
 WORK = """
@@ -58,6 +59,27 @@ def test_a_corrupt_or_foreign_cache_is_ignored_and_replaced(tmp_path: Path) -> N
         result = run_python(WORK, tmp_path)
         assert result["hits"] == 0 and result["misses"] > 500 and result["saved"] is True  # type: ignore[operator]
         assert run_python(WORK, tmp_path)["misses"] == 0
+
+
+def test_stale_entries_are_dropped_once_the_cache_grows_too_big(tmp_path: Path) -> None:
+    # As after upgrading attrs or cattrs: the file holds many entries this version never uses.
+    stale = """
+import json
+from server import code_cache
+code_cache.install()
+for i in range(code_cache.MAX_ENTRIES + 10):
+    code_cache.cached_compile(f"x = {i}", "<stale>", "exec")
+print(json.dumps({"saved": code_cache.save()}))
+"""
+    assert run_python(stale, tmp_path)["saved"] is True
+    (path,) = cache_files(tmp_path)
+    assert len(code_cache._read(path)) > code_cache.MAX_ENTRIES
+    upgraded = WORK.replace("print(json.dumps(", "code_cache.cached_compile('y = 1', '<new>', 'exec')\nprint(json.dumps(")
+    first = run_python(upgraded, tmp_path)
+    assert first["saved"] is True and first["misses"] > 500  # type: ignore[operator]
+    kept = code_cache._read(path)
+    assert len(kept) == first["misses"] and code_cache._key("x = 1", "<stale>", "exec") not in kept  # stale ones gone
+    assert run_python(WORK, tmp_path)["misses"] == 0  # and what this version uses is kept
 
 
 def test_the_cache_can_be_turned_off(tmp_path: Path) -> None:
