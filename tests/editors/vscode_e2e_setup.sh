@@ -17,7 +17,8 @@ mkdir -p "$E2E/tmp"
 E2E="$(cd "$E2E" && pwd)"
 
 if ! command -v chromium >/dev/null || ! dpkg -s libkrb5-dev >/dev/null 2>&1; then
-  apt-get install -y --no-install-recommends chromium libkrb5-dev >/dev/null
+  apt-get install -y --no-install-recommends chromium libkrb5-dev >/dev/null 2>&1 ||
+    { apt-get update >/dev/null && apt-get install -y --no-install-recommends chromium libkrb5-dev >/dev/null; }
 fi
 
 ripgrep_cache="$E2E/tmp/vscode-ripgrep-cache-1.15.11"
