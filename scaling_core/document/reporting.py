@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from scaling_core.diagnostics import Diagnostic, Fix, make_diagnostic
 from scaling_core.document.prose import TRAILING_NUMBER, read_number, restyle
-from scaling_core.document.results import CheckResult
+from scaling_core.document.results import CheckResult, check_subject
 from scaling_core.expr.compare import Outcome
 from scaling_core.text import Span
 from scaling_core.units.arrays import is_array, largest
@@ -25,14 +25,13 @@ class CheckReporting:
         message = None  # a pass's message is built when first read (CheckResult.message)
         if status == "warn":
             plain = format_magnitude(outcome.computed.value, 1.0, 4)
-            what = f"'{left}' is {plain}" if left else f"computed {plain}"
+            what = check_subject(left, plain)
             if outcome.unannotated:
                 what += " with no unit"
             message = f"{what}: it matches the claim {claim} only if read as {outcome.implied}; write the unit"
             self.diagnostics.append(make_diagnostic("U005", message, at))
         elif status == "fail":
-            computed = format_quantity(outcome.computed, 4)
-            subject = f"'{left}' is {computed}" if left else f"computed {computed}"
+            subject = check_subject(left, format_quantity(outcome.computed, 4))
             below, above = (format_quantity(Quantity(largest(x), outcome.claimed.dim), 2) for x in outcome.allowance)
             window = f"±{above}" if below == above else f"-{below}/+{above}"
             tolerance = f" (tolerance {window})" if op in ("=", "==", "≈", "~=") else ""

@@ -69,6 +69,11 @@ class ValueResult:
         return text
 
 
+def check_subject(left: str | None, shown: str) -> str:
+    """How a verdict names the computed side: ``'t' is 186.4 µs`` or ``computed 186.4 µs``."""
+    return f"'{left}' is {shown}" if left else f"computed {shown}"
+
+
 @dataclass(frozen=True)
 class CheckResult:
     """One check: a calc check, a checked code span or a prose claim."""
@@ -102,8 +107,7 @@ class CheckResult:
         """The verdict in words: ``'t' is 186.4 µs; claim 186 µs holds``."""
         if self.text is not None:
             return self.text
-        subject = f"'{self.left}' is {self.computed_display}" if self.left else f"computed {self.computed_display}"
-        return f"{subject}; claim {self.claim} holds"
+        return f"{check_subject(self.left, self.computed_display)}; claim {self.claim} holds"
 
 
 @dataclass(frozen=True)
