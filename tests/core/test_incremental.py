@@ -155,3 +155,20 @@ def test_did_you_mean_notes_follow_names_defined_elsewhere() -> None:
     assert [d.notes for d in full.diagnostics] == [("did you mean 'speed' or 'speeds'?",)]
     assert observable(incremental) == observable(full)
     assert [d.notes for d in incremental.diagnostics] == [d.notes for d in full.diagnostics]
+
+
+def test_an_analysis_leaves_no_reference_cycles() -> None:
+    # Cycles keep every result list alive until the collector runs: long pauses in the server.
+    import gc
+
+    cache = RegionCache()
+    analyze_document(BASE, "draft.md", cache=cache)
+    gc.collect()
+    gc.disable()
+    try:
+        analysis = analyze_document("# More\n\n" + BASE + "`nope * 2 = 4`\n", "draft.md", cache=cache)
+        assert analysis.checks
+        del analysis
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
