@@ -7,11 +7,10 @@ The JSON schema is versioned (``"version": 1``) and documented in
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import scaling_core
-from scaling_core import CODES, Diagnostic, DocumentAnalysis, Quantity, Severity
+from scaling_core import Diagnostic, DocumentAnalysis, Quantity, Severity
 from scaling_core.render import location, render_diagnostic
 from scaling_core.units.arrays import is_array
 from scaling_core.units.dimension import base_unit_name
@@ -69,8 +68,8 @@ def _diagnostic_json(path: str, analysis: DocumentAnalysis, d: Diagnostic) -> di
     }  # fmt: skip
 
 
-def to_json(analyses: list[DocumentAnalysis], paths: list[str]) -> str:
-    """The stable JSON report (schema version 1)."""
+def report_records(analyses: list[DocumentAnalysis], paths: list[str]) -> dict:
+    """The JSON report (schema version 1) as Python data: the public API returns this too."""
     diagnostics, checks, problems = [], [], []
     for analysis, path in zip(analyses, paths):
         diagnostics += [_diagnostic_json(path, analysis, d) for d in analysis.diagnostics]
@@ -88,7 +87,7 @@ def to_json(analyses: list[DocumentAnalysis], paths: list[str]) -> str:
                 "status": problem.status, "checks": {"passed": problem.passed, "failed": problem.failed, "total": problem.total},
             })  # fmt: skip
     summary = summarize(analyses)
-    report = {
+    return {
         "version": SCHEMA_VERSION,
         "tool": {"name": "margin", "version": scaling_core.__version__},
         "files": paths,
@@ -98,7 +97,11 @@ def to_json(analyses: list[DocumentAnalysis], paths: list[str]) -> str:
         "summary": {"files": summary.files, "checks": summary.checks, "problems": summary.problems,
                     "errors": summary.errors, "warnings": summary.warnings},
     }  # fmt: skip
-    return json.dumps(report, indent=2, ensure_ascii=False)
+
+
+def to_json(analyses: list[DocumentAnalysis], paths: list[str]) -> str:
+    """The stable JSON report (schema version 1)."""
+    return json.dumps(report_records(analyses, paths), indent=2, ensure_ascii=False)
 
 
 def to_text(analyses: list[DocumentAnalysis], paths: list[str], *, show_hints: bool) -> str:
@@ -119,76 +122,51 @@ def to_text(analyses: list[DocumentAnalysis], paths: list[str], *, show_hints: b
 
 
 def _escape_github(text: str, *, property_value: bool = False) -> str:
+    """Escape workflow-command data (``%``, CR, LF), and in a property value also ``:`` and ``,``."""
     text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     return text.replace(":", "%3A").replace(",", "%2C") if property_value else text
 
 
-_GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "notice", Severity.HINT: "notice"}
-_SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "note", Severity.HINT: "note"}
+_GITHUB_LEVEL = {
+    Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "notice", Severity.HINT: "notice",
+}  # fmt: skip
+
+
+def _github_message(path: str, analysis: DocumentAnalysis, d: Diagnostic) -> str:
+    """The annotation's text: the message, its notes, related locations and fixes, one per line."""
+    lines = [d.message, *(f"note: {note}" for note in d.notes)]
+    for related in d.related:
+        line, column, _, _ = location(analysis.index, related.span)
+        lines.append(f"see {path}:{line}:{column}: {related.message}")
+    lines += [f"fix: {fix.title}" for fix in d.fixes]
+    return "\n".join(lines)
 
 
 def to_github(analyses: list[DocumentAnalysis], paths: list[str]) -> str:
-    """GitHub Actions workflow commands (annotations on the pull request)."""
+    """GitHub Actions workflow commands (annotations on the pull request); hints are left out."""
     out = []
     for analysis, path in zip(analyses, paths):
         for d in analysis.diagnostics:
             if d.severity is Severity.HINT:
                 continue
             line, column, end_line, end_column = location(analysis.index, d.span)
-            props = f"file={_escape_github(path, property_value=True)},line={line},col={column},endLine={end_line},endColumn={end_column},title={_escape_github('Margin ' + d.code, property_value=True)}"
-            out.append(f"::{_GITHUB_LEVEL[d.severity]} {props}::{_escape_github(d.message)}")
+            props = (f"file={_escape_github(path, property_value=True)},line={line},col={column},endLine={end_line},"
+                     f"endColumn={end_column},title={_escape_github('Margin ' + d.code, property_value=True)}")  # fmt: skip
+            out.append(f"::{_GITHUB_LEVEL[d.severity]} {props}::{_escape_github(_github_message(path, analysis, d))}")
     s = summarize(analyses)
     out.append(f"margin: {s.checks['pass']} checks passed, {s.checks['fail']} failed; {s.errors} errors")
     return "\n".join(out)
 
 
-def to_sarif(analyses: list[DocumentAnalysis], paths: list[str]) -> str:
-    """SARIF 2.1.0, for code-scanning dashboards."""
-    results = []
-    for analysis, path in zip(analyses, paths):
-        for d in analysis.diagnostics:
-            line, column, end_line, end_column = location(analysis.index, d.span)
-            region = {"startLine": line, "startColumn": column, "endLine": end_line, "endColumn": end_column}
-            results.append({
-                "ruleId": d.code, "level": _SARIF_LEVEL[d.severity], "message": {"text": d.message},
-                "locations": [{"physicalLocation": {"artifactLocation": {"uri": path}, "region": region}}],
-            })  # fmt: skip
-    rules = [{"id": info.code, "shortDescription": {"text": info.title},
-              "defaultConfiguration": {"level": _SARIF_LEVEL[info.severity]}} for info in CODES.values()]  # fmt: skip
-    run = {
-        "tool": {"driver": {"name": "margin", "version": scaling_core.__version__, "rules": rules}},
-        "columnKind": "unicodeCodePoints",
-        "results": results,
-    }
-    sarif = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run]}
-    return json.dumps(sarif, indent=2, ensure_ascii=False)
+def to_sarif(analyses: list[DocumentAnalysis], paths: list[str], *, root: str | None = None) -> str:
+    """SARIF 2.1.0 for code-scanning dashboards (:mod:`server.sarif`); ``root``: the current folder by default."""
+    from server.sarif import to_sarif as sarif  # hashlib and friends: off the start-up path
+
+    return sarif(analyses, paths, root=root)
 
 
-def _testcases(analysis: DocumentAnalysis, path: str) -> Iterable[tuple[str, str | None, bool]]:
-    for check in analysis.checks:
-        name = f"line {analysis.line(check.span.start)}: {check.kind} {check.op} {check.claim}"
-        failure = check.message if check.status in ("fail", "skip") else None
-        yield name, failure, False
-    for problem in analysis.problems:
-        name = f"line {analysis.line(problem.span.start)}: problem {problem.ident}"
-        yield name, (f"{problem.failed} of {problem.total} checks fail" if problem.status == "fail" else None), problem.status == "untested"
-    errors = [d for d in analysis.diagnostics if d.severity is Severity.ERROR and d.code not in ("C001", "P001")]
-    message = "; ".join(f"line {analysis.line(d.span.start)}: {d.code} {d.message}" for d in errors)
-    yield "diagnostics", (message or None), False
+def to_junit(analyses: list[DocumentAnalysis], paths: list[str], *, times: list[float] | None = None) -> str:
+    """JUnit XML (see :mod:`server.junit`); ``times`` are each file's seconds of analysis (default 0)."""
+    from server.junit import to_junit as junit  # xml.sax.saxutils imports urllib/http: off the start-up path
 
-
-def to_junit(analyses: list[DocumentAnalysis], paths: list[str]) -> str:
-    """JUnit XML: one test case per check and per problem, one suite per file."""
-    from xml.sax.saxutils import escape, quoteattr  # imports urllib/http: keep it off the start-up path
-
-    suites = []
-    for analysis, path in zip(analyses, paths):
-        cases = list(_testcases(analysis, path))
-        failures = sum(f is not None for _, f, _ in cases)
-        skipped = sum(s for _, _, s in cases)
-        body = []
-        for name, failure, skip in cases:
-            inner = f"<failure message={quoteattr(failure)}>{escape(failure)}</failure>" if failure else ("<skipped/>" if skip else "")
-            body.append(f'    <testcase classname={quoteattr(path)} name={quoteattr(name)}>{inner}</testcase>')
-        suites.append(f'  <testsuite name={quoteattr(path)} tests="{len(cases)}" failures="{failures}" skipped="{skipped}">\n' + "\n".join(body) + "\n  </testsuite>")
-    return '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="margin">\n' + "\n".join(suites) + "\n</testsuites>"
+    return junit(analyses, paths, times=times)
