@@ -37,16 +37,25 @@ def collector_paused() -> Iterator[None]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Import the command's modules with the collector paused, then run it."""
+    """Import the command's modules with the collector paused, then run it.
+
+    An exception while importing (a broken install, a missing data file) is an
+    internal error like any other: exit 2 with one line, never a traceback and 1.
+    """
     args = sys.argv[1:] if argv is None else argv
-    with collector_paused():
-        from server import cli
+    try:
+        with collector_paused():
+            from server import cli
 
-        if args[:1] == ["lsp"]:
-            from server import code_cache
+            if args[:1] == ["lsp"]:
+                from server import code_cache
 
-            code_cache.install()
-            import server.lsp.app  # noqa: F401 - loaded here so its classes are frozen with the rest
+                code_cache.install()
+                import server.lsp.app  # noqa: F401 - loaded here so its classes are frozen with the rest
+    except Exception as error:  # noqa: BLE001 - a bug or a broken install, reported as such
+        from server.crash import report_internal_error
+
+        return report_internal_error(error, debug="--debug" in args)
     # Analyses allocate many small objects and leave no cycles behind (refcounting frees
     # them), so young collections can be rare: 6% of `margin check`, and in the server no
     # collection lands on a keystroke.

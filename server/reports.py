@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import scaling_core
 from scaling_core import Diagnostic, DocumentAnalysis, Quantity, Severity
-from scaling_core.render import location, render_diagnostic
+from scaling_core.render import location
 from scaling_core.units.arrays import is_array
 from scaling_core.units.dimension import base_unit_name
 
@@ -102,23 +102,6 @@ def report_records(analyses: list[DocumentAnalysis], paths: list[str]) -> dict:
 def to_json(analyses: list[DocumentAnalysis], paths: list[str]) -> str:
     """The stable JSON report (schema version 1)."""
     return json.dumps(report_records(analyses, paths), indent=2, ensure_ascii=False)
-
-
-def to_text(analyses: list[DocumentAnalysis], paths: list[str], *, show_hints: bool) -> str:
-    """Compiler-style diagnostics and a summary."""
-    blocks = []
-    for analysis, path in zip(analyses, paths):
-        for d in analysis.diagnostics:
-            if show_hints or d.severity <= Severity.WARNING:
-                blocks.append(render_diagnostic(path, analysis.index, d))
-    s = summarize(analyses)
-    files = f"{s.files} file" + ("" if s.files == 1 else "s")
-    line = (
-        f"{files}: checks {s.checks['pass']} passed, {s.checks['fail']} failed, {s.checks['warn']} warned, "
-        f"{s.checks['skip']} skipped; problems {s.problems['pass']} passed, {s.problems['fail']} failed, "
-        f"{s.problems['untested']} untested; {s.errors} errors, {s.warnings} warnings"
-    )
-    return "\n\n".join([*blocks, line])
 
 
 def _escape_github(text: str, *, property_value: bool = False) -> str:
