@@ -21,6 +21,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true", help="rewrite tests/golden/**/*.expected")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: builds environments from PyPI (deselect with -m 'not slow')")
+
+
 def analyze(text: str, **config: object) -> DocumentAnalysis:
     """Analyse a draft with optional settings."""
     return analyze_document(text, "draft.md", Config(**config))  # type: ignore[arg-type]
