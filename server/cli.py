@@ -1,7 +1,9 @@
-"""The ``margin`` command line: check, eval (and its REPL), render, hardware.
+"""The ``margin`` command line: check, eval (and its REPL), render, hardware, lsp.
 
 Exit codes: 0 when everything passes, 1 when any check fails or any error is
-reported, 2 for usage errors (bad options, missing paths, bad configuration).
+reported, 2 for usage errors (bad options, missing paths, bad configuration)
+and for internal errors (a bug in Margin: one line on stderr says where the
+traceback was saved; ``--debug`` prints it).
 """
 
 from __future__ import annotations
@@ -13,52 +15,42 @@ from pathlib import Path
 
 import scaling_core
 from scaling_core import analyze_document
-from scaling_core.document.analysis import ImportContext
 from scaling_core.document.session import CalcSession, Evaluation
 from scaling_core.hardware.records import hardware_records
 from scaling_core.render import render_diagnostic, substitute_inline_values
 from scaling_core.text import LineIndex
 from server import reports
-from server.workspace import (
-    UsageError,
-    discover,
-    display_path,
-    find_project,
-    make_loader,
-    read_text,
-    write_atomically,
-)
-
-FORMATS = ("text", "json", "github", "sarif", "junit")
+from server.check_command import add_check_parser, run_check, write_output
+from server.crash import report_internal_error
+from server.workspace import UsageError, display_path, find_project, make_loader, read_text
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(prog="margin", description="Unit tests for technical writing.")
     parser.add_argument("--version", action="version", version=f"margin {scaling_core.__version__}")
+    parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     commands = parser.add_subparsers(dest="command", required=True)
 
-    check = commands.add_parser("check", help="check drafts: calculations, units, claims, problems")
-    check.add_argument("paths", nargs="*", type=Path, default=[Path(".")], help="Markdown files or folders")
-    check.add_argument("--format", choices=FORMATS, default="text")
-    check.add_argument("--config", type=Path, help="margin.toml or pyproject.toml to use")
-    check.add_argument("-v", "--verbose", action="store_true", help="also show hints")
+    add_check_parser(commands, common)
 
-    evaluate = commands.add_parser("eval", help="evaluate an expression; a REPL without one")
+    evaluate = commands.add_parser("eval", parents=[common], help="evaluate an expression; a REPL without one")
     evaluate.add_argument("expression", nargs="?", help="e.g. '1.7e7 byte / (9e10 byte/s)'")
     evaluate.add_argument("--format", choices=("text", "json"), default="text")
     evaluate.add_argument("--explain", action="store_true", help="print the derivation: formulas, inputs, sources")
     evaluate.add_argument("--config", type=Path)
 
-    render = commands.add_parser("render", help="substitute {calc} inline values into a draft")
+    render = commands.add_parser("render", parents=[common], help="substitute {calc} inline values into a draft")
     render.add_argument("input", type=Path)
     render.add_argument("-o", "--output", type=Path, help="write here (atomically) instead of stdout")
     render.add_argument("--config", type=Path)
 
-    lsp = commands.add_parser("lsp", help="run the language server (stdio by default)")
+    lsp = commands.add_parser("lsp", parents=[common], help="run the language server (stdio by default)")
     lsp.add_argument("--tcp", type=int, metavar="PORT", help="listen on 127.0.0.1:PORT instead of stdio")
 
-    hardware = commands.add_parser("hardware", help="print the hardware catalog with sources")
+    hardware = commands.add_parser("hardware", parents=[common], help="print the hardware catalog with sources")
     hardware.add_argument("chip", nargs="?")
     hardware.add_argument("--config", type=Path)
     return parser
@@ -66,6 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
+    for stream in (sys.stdout, sys.stderr):
+        # A file name that is not valid UTF-8 (surrogate escapes) is shown escaped, never a crash.
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -80,29 +76,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except BrokenPipeError:
         return 1
-
-
-def run_check(args: argparse.Namespace) -> int:
-    """``margin check``."""
-    project = find_project(args.paths[0], args.config)
-    files = discover(args.paths, project)
-    if not files:
-        raise UsageError("no Markdown files to check")
-    context = ImportContext(make_loader(project))
-    paths = [display_path(f) for f in files]
-    analyses = [analyze_document(read_text(f), p, project.config, context=context) for f, p in zip(files, paths)]
-    if args.format == "json":
-        output = reports.to_json(analyses, paths)
-    elif args.format == "github":
-        output = reports.to_github(analyses, paths)
-    elif args.format == "sarif":
-        output = reports.to_sarif(analyses, paths)
-    elif args.format == "junit":
-        output = reports.to_junit(analyses, paths)
-    else:
-        output = reports.to_text(analyses, paths, show_hints=args.verbose)
-    print(output)
-    return 1 if reports.summarize(analyses).failed else 0
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:  # noqa: BLE001 - every other exception is a bug in Margin
+        return report_internal_error(error, debug=args.debug)
 
 
 def _evaluation_json(evaluation: Evaluation) -> dict:
@@ -179,7 +156,7 @@ def run_render(args: argparse.Namespace) -> int:
     analysis = analyze_document(read_text(args.input), path, project.config, make_loader(project))
     rendered = substitute_inline_values(analysis)
     if args.output:
-        write_atomically(args.output, rendered)
+        write_output(args.output, rendered)
     else:
         sys.stdout.write(rendered)
     return 0

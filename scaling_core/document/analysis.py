@@ -120,7 +120,7 @@ def _analyze(
         diagnostics.append(make_diagnostic("T001", f"python calc block not run: {why}", block.info_span))
     suppressions = found.suppressions + _calc_suppressions(found.regions, index)
     diagnostics = _suppress(diagnostics, suppressions)
-    interpreter.checks = sorted((_unless_suppressed(c, suppressions) for c in interpreter.checks), key=_start)
+    interpreter.checks = sorted((_unless_suppressed(c, suppressions, config) for c in interpreter.checks), key=_start)
     errors = sorted((d for d in diagnostics if d.severity is Severity.ERROR), key=_start)
     problems = found.problems
     result.problems = [_verdict(p, interpreter, errors) for p in problems]
@@ -231,11 +231,16 @@ def _hidden(span: Span, code: str, suppressions: list[Suppression]) -> bool:
     return any(s.start <= span.start <= s.end and (s.codes is None or code in s.codes) for s in suppressions)
 
 
-def _unless_suppressed(check: CheckResult, suppressions: list[Suppression]) -> CheckResult:
-    """A failing or warning check whose diagnostic is suppressed counts as skipped."""
+def _unless_suppressed(check: CheckResult, suppressions: list[Suppression], config: Config) -> CheckResult:
+    """A failing or warning check whose diagnostic is suppressed, or whose code is
+    turned off (``severity``, ``--ignore``), counts as skipped."""
     code = "U005" if check.status == "warn" else "C001"
-    if check.status in ("fail", "warn") and _hidden(check.span, code, suppressions):
+    if check.status not in ("fail", "warn"):
+        return check
+    if _hidden(check.span, code, suppressions):
         return replace(check, status="skip", text=f"suppressed: {check.message}")
+    if code in config.severity and config.severity[code] is None:
+        return replace(check, status="skip", text=f"{code} turned off: {check.message}")
     return check
 
 

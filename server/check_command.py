@@ -1,0 +1,249 @@
+"""``margin check``: its options, and one run from files (or stdin) to a report and an exit code.
+
+The options follow ruff, mypy and markdownlint-cli2 where they have an
+equivalent (docs/cli.md has the table).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from scaling_core import CODES, Config, DocumentAnalysis, analyze_document
+from scaling_core.document.analysis import ImportContext
+from server import reports
+from server.terminal import COLOR_CHOICES, use_color
+from server.text_report import to_statistics, to_text
+from server.workspace import (
+    Project,
+    UsageError,
+    discover,
+    display_path,
+    find_project,
+    is_excluded,
+    make_loader,
+    read_text,
+    write_atomically,
+)
+
+FORMATS = ("text", "json", "github", "sarif", "junit")
+#: Above this many files, a terminal shows a progress bar on stderr.
+PROGRESS_THRESHOLD = 200
+
+
+def add_check_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """Register ``margin check`` and its options."""
+    check = commands.add_parser(
+        "check", parents=[common], help="check drafts: calculations, units, claims, problems",
+        description="Check Markdown drafts. Exit 0: nothing fails; 1: a check fails or an error is reported; "
+        "2: usage error or internal error.",
+    )  # fmt: skip
+    check.add_argument("paths", nargs="*", default=["."], help="files, folders or globs; '-' reads standard input")
+    check.add_argument("--format", choices=FORMATS, default="text", help="report format (default: text)")
+    check.add_argument("--config", type=Path, help="margin.toml or pyproject.toml to use")
+    check.add_argument("-v", "--verbose", action="store_true", help="also show hints")
+    check.add_argument("-q", "--quiet", action="store_true", help="print diagnostics only: no summary, no progress")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when checks fail")
+    check.add_argument("-o", "--output-file", type=Path, help="write the report to this file instead of stdout")
+    check.add_argument("--statistics", action="store_true", help="print counts per diagnostic code")
+    check.add_argument("--select", action="append", default=[], metavar="CODES",
+                       help="report only these codes or prefixes (comma-separated: C001,U)")  # fmt: skip
+    check.add_argument("--ignore", action="append", default=[], metavar="CODES",
+                       help="do not report these codes or prefixes (comma-separated)")  # fmt: skip
+    check.add_argument("--color", choices=COLOR_CHOICES, default="auto", help="colour the text report")
+    check.add_argument("--stdin-filename", metavar="PATH", help="the name of the draft read from '-'")
+    check.add_argument("--fix", action="store_true", help="apply safe fixes (stale claimed numbers) in place")
+    check.add_argument("--diff", action="store_true", help="print the changes --fix would make; write nothing")
+    check.add_argument("--watch", action="store_true", help="check again whenever a draft or the config changes")
+    check.add_argument("--force-exclude", action="store_true",
+                       help="apply the config's exclude to files named on the command line (pre-commit)")  # fmt: skip
+    check.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false",
+                       help="also check files that .gitignore ignores")  # fmt: skip
+
+
+@dataclass
+class Draft:
+    """One draft to check: where it is shown, its text, and the file (None for stdin)."""
+
+    path: str
+    text: str
+    file: Path | None
+
+
+def selected_config(config: Config, select: list[str], ignore: list[str]) -> Config:
+    """``config`` with the codes outside ``--select`` or inside ``--ignore`` turned off."""
+    chosen = _codes(select) if select else set(CODES)
+    dropped = _codes(ignore)
+    severity = dict(config.severity)
+    for code in CODES:
+        if code not in chosen or code in dropped:
+            severity[code] = None
+    return dataclasses.replace(config, severity=severity)
+
+
+def _codes(options: list[str]) -> set[str]:
+    found: set[str] = set()
+    for option in options:
+        for prefix in filter(None, (part.strip().upper() for part in option.split(","))):
+            matching = {code for code in CODES if code.startswith(prefix)}
+            if not matching:
+                raise UsageError(f"'{prefix}' matches no diagnostic code (see docs/diagnostics.md)")
+            found |= matching
+    return found
+
+
+def _project(args: argparse.Namespace) -> Project:
+    if args.paths == ["-"]:
+        start = Path(args.stdin_filename) if args.stdin_filename else Path.cwd()
+        return find_project(start if start.exists() else Path.cwd(), args.config)
+    first = Path(args.paths[0])
+    return find_project(first if first.exists() else Path.cwd(), args.config)
+
+
+def load_drafts(args: argparse.Namespace, project: Project) -> list[Draft]:
+    """The drafts named by the arguments, read from disk or stdin."""
+    if "-" in args.paths:
+        if args.paths != ["-"]:
+            raise UsageError("'-' (standard input) cannot be combined with other paths")
+        name = args.stdin_filename or "-"
+        if args.stdin_filename and args.force_exclude and is_excluded(Path(name), project):
+            return []
+        return [Draft(display_path(Path(name)) if args.stdin_filename else name, sys.stdin.read(), None)]
+    if args.stdin_filename:
+        raise UsageError("--stdin-filename needs '-' as the path")
+    files = discover(
+        [Path(p) for p in args.paths], project, respect_gitignore=args.respect_gitignore, force_exclude=args.force_exclude
+    )
+    if not files and not args.force_exclude:
+        raise UsageError("no Markdown files to check")
+    return [Draft(display_path(f), read_text(f), f) for f in files]
+
+
+def _with_progress(drafts: list[Draft], args: argparse.Namespace) -> Iterable[Draft]:
+    if len(drafts) <= PROGRESS_THRESHOLD or args.quiet or not sys.stderr.isatty():
+        return drafts
+    from tqdm import tqdm  # only when a bar is shown: keeps start-up light
+
+    try:
+        columns, rows = os.get_terminal_size(sys.stderr.fileno())
+    except OSError:
+        columns = rows = 0
+    # A terminal that reports no size (0 × 0) would hide the bar: assume 80 × 24.
+    return tqdm(drafts, desc="margin check", unit="file", file=sys.stderr, leave=False, ncols=columns or 80, nrows=rows or 24)
+
+
+def analyze_drafts(
+    drafts: list[Draft], project: Project, config: Config, args: argparse.Namespace
+) -> Iterator[tuple[DocumentAnalysis, float]]:
+    """Analyse each draft in order, with the seconds it took (a progress bar on big runs in a terminal)."""
+    context = ImportContext(make_loader(project))
+    for draft in _with_progress(drafts, args):
+        started = time.perf_counter()
+        analysis = analyze_document(draft.text, draft.path, config, context=context)
+        yield analysis, time.perf_counter() - started
+
+
+def write_output(path: Path, text: str) -> None:
+    """Write a report or a fixed draft atomically; an unwritable place is a usage error (exit 2)."""
+    try:
+        write_atomically(path, text)
+    except OSError as error:
+        raise UsageError(f"{path}: cannot write: {error.strerror or error}") from None
+
+
+def _apply_fixes(drafts: list[Draft], config: Config, project: Project, args: argparse.Namespace) -> int:
+    """``--fix`` / ``--diff``: rewrite (or show) the drafts; returns 1 when ``--diff`` found changes."""
+    from server.fixes import fix_text, unified_diff
+
+    context = ImportContext(make_loader(project))
+    fixed = changed = 0
+    diffs = []
+    for draft in drafts:
+        if draft.file is not None and draft.text.encode("utf-8") != draft.file.read_bytes():
+            # Read with replacement characters: rewriting it would change bytes outside any fix.
+            print(f"margin: {draft.path}: not valid UTF-8; not fixed", file=sys.stderr)
+            continue
+        outcome = fix_text(draft.text, draft.path, config, context)
+        if outcome.text == draft.text:
+            continue
+        changed += 1
+        fixed += len(outcome.applied)
+        if args.diff:
+            diffs.append(unified_diff(draft.path, draft.text, outcome.text))
+        else:
+            if draft.file is not None:
+                write_output(draft.file, outcome.text)
+            draft.text = outcome.text
+    if args.diff:
+        if diffs:
+            sys.stdout.write("".join(diffs))
+        if not args.quiet:
+            print(f"Would fix {fixed} problem{'s' * (fixed != 1)} in {changed} file{'s' * (changed != 1)}", file=sys.stderr)
+        return 1 if diffs else 0
+    if not args.quiet and (fixed or drafts and drafts[0].file is not None):
+        print(f"Fixed {fixed} problem{'s' * (fixed != 1)} in {changed} file{'s' * (changed != 1)}", file=sys.stderr)
+    return 0
+
+
+def check_once(args: argparse.Namespace) -> int:
+    """One run of ``margin check``: report and exit code."""
+    project = _project(args)
+    config = selected_config(project.config, args.select, args.ignore)
+    drafts = load_drafts(args, project)
+    if args.diff:
+        return _apply_fixes(drafts, config, project, args)
+    from_stdin = bool(drafts) and drafts[0].file is None
+    if args.fix:
+        _apply_fixes(drafts, config, project, args)
+        if from_stdin:  # like ruff: the fixed draft goes to stdout, the report to stderr
+            sys.stdout.write(drafts[0].text)
+    timed = list(analyze_drafts(drafts, project, config, args))
+    analyses, times = [analysis for analysis, _ in timed], [seconds for _, seconds in timed]
+    paths = [draft.path for draft in drafts]
+    destination = sys.stderr if args.fix and from_stdin else sys.stdout
+    color = args.output_file is None and use_color(args.color, destination)
+    output = render_report(analyses, paths, args, color=color, times=times)
+    if args.output_file is not None:
+        write_output(args.output_file, output + "\n" if output else "")
+    elif output:
+        print(output, file=destination)
+    if args.exit_zero:
+        return 0
+    return 1 if reports.summarize(analyses).failed else 0
+
+
+def render_report(
+    analyses: list[DocumentAnalysis], paths: list[str], args: argparse.Namespace, *, color: bool,
+    times: list[float] | None = None,
+) -> str:
+    """The report in the chosen format (``--statistics`` replaces the text listing)."""
+    if args.format == "json":
+        return reports.to_json(analyses, paths)
+    if args.format == "github":
+        return reports.to_github(analyses, paths)
+    if args.format == "sarif":
+        return reports.to_sarif(analyses, paths)
+    if args.format == "junit":
+        return reports.to_junit(analyses, paths, times=times)
+    if args.statistics:
+        return to_statistics(analyses, show_hints=args.verbose)
+    return to_text(analyses, paths, show_hints=args.verbose, color=color, quiet=args.quiet)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """``margin check``: once, or again on every change with ``--watch``."""
+    if args.fix and args.diff:
+        raise UsageError("--fix and --diff cannot be combined (--diff previews what --fix would write)")
+    if args.watch:
+        if args.paths == ["-"]:
+            raise UsageError("--watch cannot read standard input")
+        from server.watch import watch
+
+        return watch(args, check_once)
+    return check_once(args)
