@@ -32,6 +32,8 @@ def settings_to_config(base: Config, settings: Any) -> tuple[Config, list[str]]:
     if not isinstance(settings, dict):
         return base, []
     table = settings.get("margin", settings)
+    if table == []:  # an empty Lua table reaches us as a JSON array (Neovim's `margin = {}`)
+        table = {}
     if not isinstance(table, dict):
         return base, ["settings must be an object"]
     merged: dict[str, Any] = {k: getattr(base, k) for k in ("tolerance", "code_spans", "trust", "check_frequency",

@@ -204,3 +204,14 @@ def test_editor_settings_layer_over_the_project_config() -> None:
     assert config.severity == {"U005": Severity.ERROR, "N008": None}
     _config, problems = settings_to_config(project, {"tolerance": "lots"})
     assert problems and "tolerance" in problems[0]
+
+
+def test_an_empty_lua_table_is_empty_settings() -> None:
+    """Neovim encodes an empty Lua table as a JSON array: `margin = {}` must not be an error."""
+    from scaling_core import Config
+    from server.lsp.state import settings_to_config
+
+    config, problems = settings_to_config(Config(tolerance=0.02), {"margin": []})
+    assert problems == [] and config.tolerance == 0.02
+    _config, problems = settings_to_config(Config(), {"margin": [1, 2]})
+    assert problems == ["settings must be an object"]

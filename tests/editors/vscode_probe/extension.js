@@ -2,6 +2,7 @@
 // MARGIN_PROBE_DOC, waits for Margin's diagnostics, asks VS Code's own providers
 // for hover, inlay hints and code actions (answered by the Margin extension's
 // language client), applies the quick fix, and POSTs all of it to MARGIN_PROBE_REPORT.
+// With MARGIN_PROBE_SHOTS set it instead sets the scene for the README's screenshots.
 const http = require("http");
 const vscode = require("vscode");
 
@@ -78,9 +79,64 @@ async function probe() {
   post(report);
 }
 
+// Screenshot mode (MARGIN_PROBE_SHOTS set, see tests/editors/screenshots.py): sets the scene for each
+// picture and asks the test to take it (POST {name}; the test answers once the picture is saved).
+function shoot(name) {
+  return new Promise((resolve, reject) => {
+    const body = Buffer.from(JSON.stringify({ name }));
+    const request = http.request(process.env.MARGIN_PROBE_SHOTS, { method: "POST", headers: { "Content-Type": "application/json", "Content-Length": body.length } },
+      (response) => {
+        let answer = "";
+        response.on("data", (chunk) => { answer += chunk; });
+        response.on("end", () => (response.statusCode < 300 ? resolve() : reject(new Error(`screenshot ${name}: ${answer}`))));
+      });
+    request.on("error", reject);
+    request.end(body);
+  });
+}
+
+function at(document, prefix, find) {
+  const line = document.getText().split("\n").findIndex((text) => text.startsWith(prefix));
+  return new vscode.Position(line, find ? document.lineAt(line).text.indexOf(find) : 0);
+}
+
+async function screenshots() {
+  const report = { vscodeVersion: vscode.version };
+  try {
+    const uri = vscode.Uri.file(process.env.MARGIN_PROBE_DOC);
+    const document = await vscode.workspace.openTextDocument(uri);
+    let editor = await vscode.window.showTextDocument(document, { preview: false });
+    await waitFor(uri, (ds) => ds.length >= 2, 60000);
+    // (a) the squiggles, the inlay values and the Problems panel listing both mistakes
+    await vscode.commands.executeCommand("workbench.action.closeSidebar");
+    await vscode.commands.executeCommand("workbench.actions.view.problems");
+    editor = await vscode.window.showTextDocument(document, { preview: false });
+    const claim = at(document, "training takes", "12 days");
+    editor.selection = new vscode.Selection(claim, claim);
+    await shoot("vscode-diagnostics");
+    // (b) the hover on a computed value: its derivation (the panel closed to leave it room)
+    await vscode.commands.executeCommand("workbench.action.closePanel");
+    editor = await vscode.window.showTextDocument(document, { preview: false });
+    const value = at(document, "t = ");
+    editor.selection = new vscode.Selection(value, value);
+    await vscode.commands.executeCommand("editor.action.showHover");
+    await shoot("vscode-hover");
+    // (c) the quick fix on the wrong claim
+    await vscode.commands.executeCommand("editor.action.hideHover");
+    await vscode.commands.executeCommand("workbench.actions.view.problems");
+    editor = await vscode.window.showTextDocument(document, { preview: false });
+    editor.selection = new vscode.Selection(claim, claim);
+    await vscode.commands.executeCommand("editor.action.quickFix");
+    await shoot("vscode-quickfix");
+  } catch (error) {
+    report.error = String(error && error.stack || error);
+  }
+  post(report);
+}
+
 function activate() {
   if (process.env.MARGIN_PROBE_DOC && process.env.MARGIN_PROBE_REPORT) {
-    probe();
+    (process.env.MARGIN_PROBE_SHOTS ? screenshots : probe)();
   }
 }
 
