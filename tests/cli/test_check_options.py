@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_check_command import BAD, GOOD, margin
+from tests.cli.test_packaging import CRASH
 from tests.conftest import ROOT
 
 UNIT_SLIP = "# Units\n\nA slice holds `8960 * 96 = 860TB` of HBM.\n"
@@ -224,26 +225,18 @@ def test_watch_checks_again_after_a_save(drafts: Path) -> None:
             process.wait()
 
 
-BROKEN = (
-    "import sys, server.check_command as c\n"
-    "def broken(*args, **kwargs):\n    raise KeyError('crafted')\n"
-    "c.analyze_document = broken\n"
-    "from server.launch import main\nsys.exit(main(sys.argv[1:]))\n"
-)
-
-
 def test_internal_error_is_exit_2_and_one_line(drafts: Path) -> None:
     env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "TMPDIR": str(drafts)}
-    result = subprocess.run([sys.executable, "-c", BROKEN, "check", "good.md"], cwd=drafts, env=env,
+    result = subprocess.run([sys.executable, "-c", CRASH, "check", "good.md"], cwd=drafts, env=env,
                             capture_output=True, text=True, timeout=60)  # fmt: skip
     assert result.returncode == 2 and result.stdout == ""
     (line,) = result.stderr.splitlines()
-    assert line.startswith("margin: internal error (a bug in Margin") and "KeyError: 'crafted'" in line
+    assert line.startswith("margin: internal error (a bug in Margin") and "RuntimeError: crafted failure" in line
     assert "--debug" in line
     (saved,) = drafts.glob("margin-crash-*.txt")
     assert str(saved) in line and "Traceback" in saved.read_text("utf-8")
     for position in (["--debug", "check", "good.md"], ["check", "--debug", "good.md"]):
-        debug = subprocess.run([sys.executable, "-c", BROKEN, *position], cwd=drafts, env=env,
+        debug = subprocess.run([sys.executable, "-c", CRASH, *position], cwd=drafts, env=env,
                                capture_output=True, text=True, timeout=60)  # fmt: skip
         assert debug.returncode == 2 and "Traceback (most recent call last)" in debug.stderr
 
