@@ -7,7 +7,15 @@ raises on user input.  The public surface is small.
 from scaling_core.config import Config, config_from_mapping
 from scaling_core.diagnostics import CODES, Diagnostic, Severity
 from scaling_core.document.analysis import AnalysisCancelled, ImportContext, SourceLoader, analyze_document
-from scaling_core.document.results import CheckResult, DocumentAnalysis, ProblemResult, ValueResult
+from scaling_core.document.results import (
+    CheckKind,
+    CheckResult,
+    CheckStatus,
+    DocumentAnalysis,
+    ProblemResult,
+    ProblemStatus,
+    ValueResult,
+)
 from scaling_core.text import LineIndex, Span
 from scaling_core.units.quantity import Quantity
 
@@ -16,13 +24,16 @@ __version__ = "0.1.0"
 __all__ = [
     "CODES",
     "AnalysisCancelled",
+    "CheckKind",
     "CheckResult",
+    "CheckStatus",
     "Config",
     "Diagnostic",
     "DocumentAnalysis",
     "ImportContext",
     "LineIndex",
     "ProblemResult",
+    "ProblemStatus",
     "Quantity",
     "Severity",
     "SourceLoader",

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Sequence
 from itertools import accumulate
-from typing import NamedTuple
+from typing import NamedTuple, Protocol, TypeVar
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -20,10 +21,6 @@ class Span(NamedTuple):
 
     start: int
     end: int
-
-    def shifted(self, delta: int) -> Span:
-        """Return this span moved by ``delta`` code points."""
-        return Span(self.start + delta, self.end + delta)
 
     def contains(self, offset: int) -> bool:
         """Whether ``offset`` lies inside the span (end inclusive, for cursors)."""
@@ -73,3 +70,33 @@ class LineIndex:
     def line_text(self, line: int) -> str:
         """The text of ``line`` without its line break."""
         return self.text[self.line_starts[line] : self.line_end(line)]
+
+    def line_start_at(self, offset: int) -> int:
+        """Offset of the start of the line holding ``offset``."""
+        return self.line_starts[self.position(offset)[0]]
+
+    def line_end_at(self, offset: int) -> int:
+        """Offset of the end of the line holding ``offset``, before its line break."""
+        return self.line_end(self.position(offset)[0])
+
+
+class _Spanned(Protocol):
+    @property
+    def span(self) -> Span: ...
+
+
+_S = TypeVar("_S", bound=_Spanned)
+
+
+def _start(item: _Spanned) -> int:
+    return item.span.start
+
+
+def holding(items: Sequence[_S], offset: int) -> _S | None:
+    """The item whose span holds ``offset`` (``start <= offset < end``), or None.
+
+    ``items`` are sorted by start and disjoint, as problems are; the answer is
+    the last item starting at or before ``offset``, if it has not ended yet.
+    """
+    i = bisect.bisect_right(items, offset, key=_start) - 1
+    return items[i] if i >= 0 and offset < items[i].span.end else None

@@ -7,23 +7,23 @@ input.  Files are reached only through the ``loader`` the caller passes in
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 
 from scaling_core.config import Config
-from scaling_core.diagnostics import CODES, Diagnostic, Related, Severity, make_diagnostic
+from scaling_core.diagnostics import CODES, Diagnostic, Severity, make_diagnostic
 from scaling_core.document.extract import extract
 from scaling_core.document.incremental import RegionCache
 from scaling_core.document.interpret import Interpreter
 from scaling_core.document.regions import CalcRegion, ClaimRegion, CodeSpanRegion, ProblemRegion, Suppression
-from scaling_core.document.results import Binding, CheckResult, DocumentAnalysis, ProblemResult
+from scaling_core.document.results import Binding, CheckKind, CheckResult, CheckStatus, DocumentAnalysis, ProblemStatus
+from scaling_core.document.verdicts import problem_diagnostic, problem_verdict, span_start
 from scaling_core.expr import syntax as ast
-from scaling_core.expr.evaluator import EvaluationError, Limits
+from scaling_core.expr.values import EvaluationError, Limits
 from scaling_core.hardware.records import hardware_records
-from scaling_core.text import LineIndex, Span
+from scaling_core.text import LineIndex, Span, holding
 from scaling_core.units.arrays import quiet_arrays
 from scaling_core.units.registry import default_registry
 
@@ -33,6 +33,8 @@ SourceLoader = Callable[[str, str], "tuple[str, str] | None"]
 #: ``cancelled`` is polled every this many regions (a poll costs ~0.1 µs, a replayed region ~14 µs).
 STOP_POLL_REGIONS = 64
 _CALC_IGNORE = re.compile(r"#\s*margin\s*:\s*ignore\b\s*([\w\s,]*)")
+#: The statuses whose diagnostic a suppression can hide (the check then counts as skipped).
+_FAILING = frozenset((CheckStatus.FAIL, CheckStatus.WARN))
 
 
 class AnalysisCancelled(Exception):
@@ -120,17 +122,19 @@ def _analyze(
         diagnostics.append(make_diagnostic("T001", f"python calc block not run: {why}", block.info_span))
     suppressions = found.suppressions + _calc_suppressions(found.regions, index)
     diagnostics = _suppress(diagnostics, suppressions)
-    interpreter.checks = sorted((_unless_suppressed(c, suppressions, config) for c in interpreter.checks), key=_start)
-    errors = sorted((d for d in diagnostics if d.severity is Severity.ERROR), key=_start)
-    problems = found.problems
-    result.problems = [_verdict(p, interpreter, errors) for p in problems]
-    verdicts = [_problem_diagnostic(p, r, interpreter, errors) for p, r in zip(problems, result.problems) if r.status != "pass"]
+    interpreter.checks = sorted((_unless_suppressed(c, suppressions, config) for c in interpreter.checks), key=span_start)
+    errors = sorted((d for d in diagnostics if d.severity is Severity.ERROR), key=span_start)
+    problems, checks = found.problems, interpreter.checks
+    result.problems = [problem_verdict(p, checks, errors) for p in problems]
+    verdicts = [problem_diagnostic(p, r, checks, errors)
+                for p, r in zip(problems, result.problems) if r.status != ProblemStatus.PASS]  # fmt: skip
     diagnostics += _suppress(verdicts, suppressions) + _unknown_codes(suppressions)
     result.diagnostics = _apply_settings(diagnostics, config)
     result.values, result.checks, result.bindings = interpreter.values, interpreter.checks, interpreter.bindings
     result.exports = dict(interpreter.top)
     result.records = interpreter.records
     result.references = interpreter.references
+    result.imports = interpreter.imports
     interpreter.release()
     return result
 
@@ -139,27 +143,24 @@ def _interpret(
     regions: list, problems: list[ProblemRegion], interpreter: Interpreter, config: Config, check_stop: Callable[[], None] | None
 ) -> None:
     """Evaluate every region in document order, entering and leaving problem scopes."""
-    upcoming = 0
     current: ProblemRegion | None = None
+    calc, code, claim = CheckKind.CALC, CheckKind.CODE, CheckKind.CLAIM
     for number, region in enumerate(regions):
         if check_stop is not None and not number % STOP_POLL_REGIONS:
             check_stop()
         start = region.number_span.start if isinstance(region, ClaimRegion) else region.span.start
-        if current is not None and start >= current.span.end:
-            current, interpreter.local, interpreter.problem = None, None, None
-        while upcoming < len(problems) and problems[upcoming].span.start <= start:
-            if start < problems[upcoming].span.end:
-                current = problems[upcoming]
-                interpreter.local, interpreter.problem = {}, current.ident
-            upcoming += 1
+        inside = holding(problems, start) if problems else None
+        if inside is not current:
+            current = inside
+            interpreter.local, interpreter.problem = ({}, inside.ident) if inside is not None else (None, None)
         if isinstance(region, CalcRegion):
-            interpreter.region("calc", region.span.start, region.span.end, partial(interpreter.calc_region, region))
+            interpreter.region(calc, region.span.start, region.span.end, partial(interpreter.calc_region, region))
         elif isinstance(region, CodeSpanRegion):
             if config.code_spans or region.role:
-                interpreter.region("code", region.span.start, region.span.end, partial(interpreter.code_span, region))
+                interpreter.region(code, region.span.start, region.span.end, partial(interpreter.code_span, region))
         else:
             end = region.marker_span.end
-            interpreter.region("claim", region.number_span.start, end, partial(interpreter.claim, region))
+            interpreter.region(claim, region.number_span.start, end, partial(interpreter.claim, region))
 
 
 def _import(statement: ast.Import, path: str, config: Config, context: ImportContext) -> dict[str, Binding]:
@@ -177,38 +178,6 @@ def _import(statement: ast.Import, path: str, config: Config, context: ImportCon
     for cycle in (d for d in imported.diagnostics if d.code == "N007"):
         raise EvaluationError(make_diagnostic("N007", cycle.message, statement.path_span))
     return imported.exports
-
-
-def _verdict(problem: ProblemRegion, interpreter: Interpreter, errors: list[Diagnostic]) -> ProblemResult:
-    inside = problem.span.start, problem.span.end
-    checks = _within(interpreter.checks, inside)
-    failed = sum(c.status == "fail" for c in checks)
-    failing = _within(errors, inside)
-    status = "untested" if not checks and not failing else ("fail" if failed or failing else "pass")
-    passed = sum(c.status in ("pass", "warn") for c in checks)
-    return ProblemResult(problem.ident, problem.title, problem.span, problem.title_span, status, passed, failed, len(checks))
-
-
-def _within(items: list, bounds: tuple[int, int]) -> list:
-    """Items (sorted by span start) whose span starts inside ``bounds``."""
-    low = bisect.bisect_left(items, bounds[0], key=_start)
-    return items[low : bisect.bisect_left(items, bounds[1], lo=low, key=_start)]
-
-
-def _start(item: Diagnostic | CheckResult) -> int:
-    return item.span.start
-
-
-def _problem_diagnostic(
-    problem: ProblemRegion, verdict: ProblemResult, interpreter: Interpreter, errors: list[Diagnostic]
-) -> Diagnostic:
-    if verdict.status == "untested":
-        return make_diagnostic("P002", f"{problem.ident} has no checks: add a calc check or a claim to its answer", problem.title_span)
-    inside = problem.span.start, problem.span.end
-    related = tuple(Related(c.span, c.message) for c in _within(interpreter.checks, inside) if c.status in ("fail", "skip"))
-    related = related or tuple(Related(d.span, d.message) for d in _within(errors, inside))
-    summary = f"{verdict.failed} of {verdict.total} checks fail" if verdict.total else "its calculations have errors"
-    return make_diagnostic("P001", f"{problem.ident} fails: {summary}", problem.title_span, related=related)
 
 
 def _calc_suppressions(regions: list, index: LineIndex) -> list[Suppression]:
@@ -234,13 +203,13 @@ def _hidden(span: Span, code: str, suppressions: list[Suppression]) -> bool:
 def _unless_suppressed(check: CheckResult, suppressions: list[Suppression], config: Config) -> CheckResult:
     """A failing or warning check whose diagnostic is suppressed, or whose code is
     turned off (``severity``, ``--ignore``), counts as skipped."""
-    code = "U005" if check.status == "warn" else "C001"
-    if check.status not in ("fail", "warn"):
+    if check.status not in _FAILING:
         return check
+    code = "U005" if check.status == CheckStatus.WARN else "C001"
     if _hidden(check.span, code, suppressions):
-        return replace(check, status="skip", text=f"suppressed: {check.message}")
+        return replace(check, status=CheckStatus.SKIP, text=f"suppressed: {check.message}")
     if code in config.severity and config.severity[code] is None:
-        return replace(check, status="skip", text=f"{code} turned off: {check.message}")
+        return replace(check, status=CheckStatus.SKIP, text=f"{code} turned off: {check.message}")
     return check
 
 

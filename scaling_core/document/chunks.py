@@ -3,7 +3,8 @@
 A document is split at headings that start a new block for certain: an ATX
 heading at column 0, after a blank line, outside any fenced block and any
 HTML comment.  No Markdown block crosses such a line, so each chunk parses on
-its own, and an unchanged chunk's scan is reused (shifted) from the cache.
+its own, and an unchanged chunk's scan is reused (shifted) from the cache
+(``incremental.ChunkCache``).
 What spans chunks — problem extents, explicit problem markers, ``margin:
 off``/``on`` regions, next-line suppressions — is decided by :func:`finalize`.
 """
@@ -13,18 +14,7 @@ from __future__ import annotations
 import re
 
 from scaling_core.diagnostics import Diagnostic, make_diagnostic
-from scaling_core.document.incremental import moved, shift_diagnostic, shift_span
-from scaling_core.document.regions import (
-    CalcRegion,
-    ChunkScan,
-    ClaimRegion,
-    CodeSpanRegion,
-    Extraction,
-    ProblemRegion,
-    PythonRegion,
-    Region,
-    Suppression,
-)
+from scaling_core.document.regions import ChunkScan, ClaimRegion, Extraction, ProblemRegion, Suppression
 from scaling_core.text import LineIndex, Span
 
 #: A heading at column 0 right after a blank line: where a chunk may start.
@@ -57,91 +47,6 @@ def html_block_is_open(content: str) -> bool:
             return terminator not in content[content.index("<") + 2 :]
     raw = _OPEN_RAW.match(content)
     return raw is not None and f"</{raw.group(1).lower()}>" not in content.lower()
-
-
-class ChunkCache:
-    """Chunk scans of the previous version (keeps only what the latest extraction used)."""
-
-    def __init__(self) -> None:
-        self._entries: dict[str, ChunkScan] = {}
-        self._next: dict[str, ChunkScan] = {}
-        #: The last absolute placement of each chunk: (start, scan shifted there).
-        self._placed: dict[str, tuple[int, ChunkScan]] = {}
-        self.parsed = 0
-        self.reused = 0
-
-    def begin(self) -> None:
-        """Start an extraction."""
-        self._next = {}
-        self.parsed = self.reused = 0
-
-    def end(self) -> None:
-        """Keep only the chunks just used."""
-        self._entries, self._next = self._next, {}
-        self.end_placements()
-
-    def abandon(self) -> None:
-        """An extraction stopped part-way: keep the old chunks and the ones it scanned."""
-        self._entries.update(self._next)
-        self._next = {}
-
-    def get(self, chunk: str) -> ChunkScan | None:
-        """A previous scan of an identical chunk."""
-        found = self._entries.get(chunk)
-        if found is not None:
-            self._next[chunk] = found
-            self.reused += 1
-        return found
-
-    def put(self, chunk: str, scan: ChunkScan) -> None:
-        """Remember a fresh scan."""
-        self._next[chunk] = scan
-        self.parsed += 1
-
-    def placed(self, chunk: str, start: int, scan: ChunkScan) -> ChunkScan:
-        """``scan`` shifted to ``start``, reusing the last placement when the chunk did not move."""
-        previous = self._placed.get(chunk)
-        if previous is not None and previous[0] == start:
-            return previous[1]
-        shifted = shift_scan(scan, start)
-        self._placed[chunk] = (start, shifted)
-        return shifted
-
-    def end_placements(self) -> None:
-        """Forget placements of chunks the latest extraction did not use."""
-        self._placed = {chunk: self._placed[chunk] for chunk in self._entries if chunk in self._placed}
-
-
-def _shift_region(region: Region | PythonRegion, delta: int) -> Region | PythonRegion:
-    # Positional constructors: this runs for every region after a keystroke.
-    kind = type(region)
-    if kind is CodeSpanRegion:
-        return CodeSpanRegion(shift_span(region.span, delta), shift_span(region.content_span, delta), region.text, region.role)
-    if kind is CalcRegion:
-        lines = tuple([(offset + delta, text) for offset, text in region.lines])
-        return CalcRegion(shift_span(region.span, delta), lines, region.hidden)
-    if kind is ClaimRegion:
-        unit = shift_span(region.unit_span, delta) if region.unit_span is not None else None
-        return ClaimRegion(shift_span(region.number_span, delta), region.number_text, unit, region.op,
-                           shift_span(region.op_span, delta), region.expr_text, region.expr_offset + delta,
-                           shift_span(region.marker_span, delta))  # fmt: skip
-    return PythonRegion(shift_span(region.span, delta), shift_span(region.info_span, delta))
-
-
-def shift_scan(scan: ChunkScan, delta: int) -> ChunkScan:
-    """A chunk's scan as if the chunk started at ``delta``."""
-    if delta == 0:
-        return scan
-    return ChunkScan(
-        [_shift_region(r, delta) for r in scan.regions],  # type: ignore[misc]
-        [_shift_region(p, delta) for p in scan.python_blocks],  # type: ignore[misc]
-        [shift_diagnostic(d, delta) for d in scan.diagnostics],
-        [(offset + delta, level) for offset, level in scan.headings],
-        [moved(p, offset=p.offset + delta, title_span=shift_span(p.title_span, delta)) for p in scan.bold_starts],
-        [(kind, shift_span(span, delta), ident) for kind, span, ident in scan.problem_marks],
-        [(kind, shift_span(span, delta), codes) for kind, span, codes in scan.margin_marks],
-        scan.open_at_end,
-    )
 
 
 def finalize(scans: list[ChunkScan], text: str, index: LineIndex) -> Extraction:

@@ -8,18 +8,20 @@ definitions its names depend on, with where each is defined.
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable, Iterator
 
+from scaling_core import prelude
 from scaling_core.document.results import Binding, DocumentAnalysis
+from scaling_core.document.shift import shift_tree
 from scaling_core.expr import syntax as ast
-from scaling_core.expr.evaluator import ShapeValue, Value
+from scaling_core.expr.evaluator import Evaluator
+from scaling_core.expr.values import EvaluationError, Record, ShapeValue, Value
 from scaling_core.formulas.call import FormulaCall
 from scaling_core.formulas.symbolic import FIELD_SYMBOLS, symbolic
-from scaling_core.hardware.catalog import Record
 from scaling_core.units.arrays import quiet_arrays
 from scaling_core.units.display import format_quantity
 from scaling_core.units.quantity import Quantity
+from scaling_core.units.registry import default_registry
 
 _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "**": 3}
 MAX_CHAIN = 40
@@ -151,38 +153,25 @@ def _definitions(names: list[str], binding: Callable[[str], Binding | None], lin
 
 def derivation_at(analysis: DocumentAnalysis, offset: int) -> str | None:
     """The derivation of the value shown at ``offset`` (a calc statement or inline value), or None."""
-
-    from scaling_core.expr.evaluator import EvaluationError, Evaluator
-    from scaling_core.units.registry import default_registry
-
     shown = next((v for v in analysis.values if v.span.contains(offset) and v.expr is not None), None)
     if shown is None or shown.expr is None:
         return None
-    starts = [p.span.start for p in analysis.problems]
-
-    def problem_of(offset: int) -> int | None:
-        """The index of the problem containing ``offset`` (problems are sorted and disjoint)."""
-        i = bisect.bisect_right(starts, offset) - 1
-        return i if i >= 0 and offset < analysis.problems[i].span.end else None
-
-    problem = problem_of(shown.span.start)
+    problem = analysis.problem_at(shown.span.start)
 
     def visible(binding: Binding) -> bool:
         if binding.span.start >= shown.span.start:
             return False
-        inside = problem_of(binding.span.start)
-        return inside is None or inside == problem
+        inside = analysis.problem_at(binding.span.start)
+        return inside is None or inside is problem
 
     scope = {name: b for name, b in analysis.exports.items() if b.path != analysis.path}  # imported names
     for binding in analysis.bindings:
         if visible(binding):
             scope[binding.name] = binding
     evaluator = Evaluator(
-        default_registry(), lambda name: scope[name].value if name in scope else analysis.records.get(name), list
+        default_registry(), lambda name: scope[name].value if name in scope else analysis.records.get(name), list, prelude.call
     )
     evaluator.trace = []
-    from scaling_core.document.incremental import shift_tree
-
     expr = shift_tree(shown.expr, shown.shift)
     try:
         with quiet_arrays():

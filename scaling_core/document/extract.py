@@ -4,7 +4,8 @@ markdown-it-py gives the block structure (fences, HTML blocks, headings,
 paragraphs, table rows) with line maps; its inline phase is switched off and
 this module scans the raw lines of each inline region itself, so every span
 is an exact code-point range of the original text (CRLF included).  This is
-the only module that knows the surface syntax of SPEC §2.1-2.4.
+the only module that knows the surface syntax of docs/syntax.md (calc blocks,
+code spans, inline values, prose claims, problems, suppressions).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from functools import lru_cache
 from markdown_it import MarkdownIt
 
 from scaling_core.diagnostics import make_diagnostic
-from scaling_core.document.chunks import ChunkCache, finalize, html_block_is_open, split_chunks
+from scaling_core.document.chunks import finalize, html_block_is_open, split_chunks
+from scaling_core.document.incremental import ChunkCache
 from scaling_core.document.prose import TRAILING_NUMBER
 from scaling_core.document.regions import (
     CalcRegion,

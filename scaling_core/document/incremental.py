@@ -8,6 +8,10 @@ and replayed, shifted, when a later analysis meets the same key.  So an edit
 re-evaluates the changed regions and those whose inputs changed: exactly its
 dependents.  Regions with ``import`` are always evaluated.  The cache keeps
 only what the latest analysis used, so it never grows past one document.
+
+:class:`ChunkCache` does the same one level down, for the Markdown scan of
+each chunk (see ``chunks.py``).  Moving reused results into place is
+``shift.py``'s.
 """
 
 from __future__ import annotations
@@ -15,16 +19,16 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import Any
 
-from scaling_core.diagnostics import Diagnostic, Fix, Related
+from scaling_core.diagnostics import Diagnostic
+from scaling_core.document.regions import ChunkScan
 from scaling_core.document.results import Binding, CheckResult, Reference, ValueResult
-from scaling_core.expr.evaluator import ShapeValue
+from scaling_core.document.shift import shift_scan
 from scaling_core.expr.lexer import IDENTIFIER
-from scaling_core.hardware.catalog import Record
-from scaling_core.text import Span
+from scaling_core.expr.values import Record, ShapeValue
 from scaling_core.units.arrays import is_array
 from scaling_core.units.quantity import Quantity
 
@@ -45,12 +49,63 @@ class Effects:
     owners: tuple[int | None, ...] = ()
 
 
+class ChunkCache:
+    """Chunk scans of the previous version (keeps only what the latest extraction used)."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, ChunkScan] = {}
+        self._next: dict[str, ChunkScan] = {}
+        #: The last absolute placement of each chunk: (start, scan shifted there).
+        self._placed: dict[str, tuple[int, ChunkScan]] = {}
+        self.parsed = 0
+        self.reused = 0
+
+    def begin(self) -> None:
+        """Start an extraction."""
+        self._next = {}
+        self.parsed = self.reused = 0
+
+    def end(self) -> None:
+        """Keep only the chunks just used."""
+        self._entries, self._next = self._next, {}
+        self.end_placements()
+
+    def abandon(self) -> None:
+        """An extraction stopped part-way: keep the old chunks and the ones it scanned."""
+        self._entries.update(self._next)
+        self._next = {}
+
+    def get(self, chunk: str) -> ChunkScan | None:
+        """A previous scan of an identical chunk."""
+        found = self._entries.get(chunk)
+        if found is not None:
+            self._next[chunk] = found
+            self.reused += 1
+        return found
+
+    def put(self, chunk: str, scan: ChunkScan) -> None:
+        """Remember a fresh scan."""
+        self._next[chunk] = scan
+        self.parsed += 1
+
+    def placed(self, chunk: str, start: int, scan: ChunkScan) -> ChunkScan:
+        """``scan`` shifted to ``start``, reusing the last placement when the chunk did not move."""
+        previous = self._placed.get(chunk)
+        if previous is not None and previous[0] == start:
+            return previous[1]
+        shifted = shift_scan(scan, start)
+        self._placed[chunk] = (start, shifted)
+        return shifted
+
+    def end_placements(self) -> None:
+        """Forget placements of chunks the latest extraction did not use."""
+        self._placed = {chunk: self._placed[chunk] for chunk in self._entries if chunk in self._placed}
+
+
 class RegionCache:
     """Region results of the previous analysis of one document (owned by the caller)."""
 
     def __init__(self) -> None:
-        from scaling_core.document.chunks import ChunkCache
-
         #: Markdown chunk scans, reused across versions too.
         self.chunks = ChunkCache()
         self._entries: dict[tuple[Any, ...], Effects] = {}
@@ -140,78 +195,3 @@ def inputs_of(text: str, local: dict[str, Binding] | None, top: dict[str, Bindin
             stamp = None if record is None else ("record", name, id(record))
         names.append((name, stamp, name in scope))
     return tuple(names)
-
-
-_T = TypeVar("_T")
-_new_span = tuple.__new__  # Span construction without NamedTuple's Python-level __new__ (hot path)
-_set = object.__setattr__
-
-
-def shift_span(span: Span, delta: int) -> Span:
-    """``span`` moved by ``delta``."""
-    return _new_span(Span, (span[0] + delta, span[1] + delta))
-
-
-def moved(item: _T, **changes: object) -> _T:
-    """``dataclasses.replace`` for our frozen dataclasses, without re-running ``__init__``.
-
-    Shifting every result after the edit point is the hot path of a keystroke
-    (measured: ``dataclasses.replace`` took ~60% of re-analysing 10,000 lines
-    after typing near the top); a shallow copy with some fields changed is ~4x
-    cheaper.  Only for moving spans, which keeps every field's invariant.
-    """
-    new = object.__new__(type(item))
-    state = getattr(item, "__dict__", None)
-    if state is not None:
-        fields = state.copy()
-        fields.update(changes)
-        _set(new, "__dict__", fields)
-        return new
-    for name in type(item).__slots__:  # type: ignore[attr-defined]
-        object.__setattr__(new, name, changes[name] if name in changes else object.__getattribute__(item, name))
-    return new
-
-
-def shift_diagnostic(item: Diagnostic, delta: int) -> Diagnostic:
-    """A diagnostic with every span moved by ``delta``."""
-    return moved(
-        item,
-        span=shift_span(item.span, delta),
-        related=tuple(Related(shift_span(r.span, delta), r.message) for r in item.related) if item.related else (),
-        fixes=tuple(Fix(f.title, shift_span(f.span, delta), f.text) for f in item.fixes) if item.fixes else (),
-    )
-
-
-def move_value(delta: int, value: ValueResult) -> ValueResult:
-    """A replayed value moved by ``delta`` (its tree keeps its spans; ``shift`` records how far)."""
-    return moved(value, span=shift_span(value.span, delta), shift=value.shift + delta)
-
-
-def move_reference(delta: int, recorded: tuple[Reference, Binding | None]) -> Reference:
-    """A replayed reference moved by ``delta``, pointing at the binding it resolves to now."""
-    reference, binding = recorded
-    return Reference(shift_span(reference.span, delta), reference.name, binding)
-
-
-def move_check(delta: int, check: CheckResult) -> CheckResult:
-    """A replayed check moved by ``delta``."""
-    return moved(check, span=shift_span(check.span, delta))
-
-
-def move_binding(delta: int, binding: Binding) -> Binding:
-    """A replayed definition moved by ``delta``."""
-    return moved(binding, span=shift_span(binding.span, delta))
-
-
-def shift_tree(node: Any, delta: int) -> Any:
-    """A syntax tree with every span moved by ``delta`` (for derivations of reused values)."""
-    if delta == 0 or node is None:
-        return node
-    if isinstance(node, Span):  # before tuple: a Span is a tuple
-        return shift_span(node, delta)
-    if isinstance(node, tuple):
-        return tuple(shift_tree(item, delta) for item in node)
-    if not hasattr(node, "__dataclass_fields__"):
-        return node
-    changes = {name: shift_tree(getattr(node, name), delta) for name in node.__dataclass_fields__}
-    return replace(node, **changes)

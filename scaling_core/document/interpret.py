@@ -11,29 +11,31 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
+from scaling_core import prelude
 from scaling_core.diagnostics import Diagnostic, make_diagnostic
-from scaling_core.document.incremental import (
-    Effects,
-    RegionCache,
-    fingerprint,
-    inputs_of,
-    move_binding,
-    move_check,
-    move_reference,
-    move_value,
-    shift_diagnostic,
-)  # fmt: skip
+from scaling_core.document.incremental import Effects, RegionCache, fingerprint, inputs_of
 from scaling_core.document.prose import TRAILING_NUMBER, read_number
 from scaling_core.document.regions import CalcRegion, ClaimRegion, CodeSpanRegion
-from scaling_core.document.reporting import CheckReporting
-from scaling_core.document.results import Binding, CheckResult, Reference, ValueResult
+from scaling_core.document.results import Binding, CheckKind, CheckResult, Reference, ValueResult
 from scaling_core.document.segments import Segments
+from scaling_core.document.shift import move_binding, move_check, move_reference, move_value, shift_diagnostic
+from scaling_core.document.verdicts import CheckReporting
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.compare import Outcome, compare, last_digit_unit
-from scaling_core.expr.evaluator import EvaluationError, Evaluator, Limits, Value, describe_unit, mismatch_message
+from scaling_core.expr.evaluator import Evaluator
 from scaling_core.expr.lexer import MAGNITUDE_SUFFIXES, tokenize
 from scaling_core.expr.parser import parse_chain, parse_claim_expression, parse_statements
-from scaling_core.expr.tokens import Token, TokenKind
+from scaling_core.expr.tokens import Token, TokenKind, canonical_comparison
+from scaling_core.expr.values import (
+    PROSE_CUTOFF,
+    UNIT_AFTER_NUMBER_CUTOFF,
+    EvaluationError,
+    Limits,
+    Value,
+    describe_unit,
+    did_you_mean,
+    mismatch_message,
+)
 from scaling_core.text import Span
 from scaling_core.units.display import format_quantity
 from scaling_core.units.quantity import Quantity, UnitError, convert_dim
@@ -63,9 +65,11 @@ class Interpreter(CheckReporting):
     problem: str | None = None
     references: Segments[Reference] = field(default_factory=Segments)
     cache: RegionCache | None = None
+    #: The targets of the ``import`` statements met, in order.
+    imports: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.evaluator = Evaluator(self.registry, self.lookup, self.visible_names, self.limits)
+        self.evaluator = Evaluator(self.registry, self.lookup, self.visible_names, prelude.call, self.limits)
         self.evaluator.on_name = self.record_reference
 
     def release(self) -> None:
@@ -109,19 +113,22 @@ class Interpreter(CheckReporting):
         return self.text[span.start : span.end]
 
     # -- incremental reuse ---------------------------------------------------
-    def region(self, kind: str, start: int, end: int, evaluate: Callable[[], None]) -> None:
+    def region(self, kind: CheckKind, start: int, end: int, evaluate: Callable[[], None]) -> None:
         """Evaluate a region, or replay its recorded effects if nothing it reads changed."""
-        text = self.text[start:end]
-        if self.cache is None or "import" in text:
+        if self.cache is None:
             evaluate()
             return
+        text = self.text[start:end]
         key = (kind, text, self.problem, self.local is not None, inputs_of(text, self.local, self.top, self.records))
         found = self.cache.get(key)
         if found is not None:
             self.replay(found, start - found.start)
             return
         marks = (len(self.diagnostics), len(self.values), len(self.checks), len(self.bindings), len(self.references))
+        imports = len(self.imports)
         evaluate()
+        if len(self.imports) > imports:
+            return  # never recorded: the imported draft may have changed by the next analysis
         if any(d.code == "N001" for d in self.diagnostics[marks[0] :]):
             return  # its did-you-mean note lists every similar name in scope, not only the names it reads
         own = self.bindings[marks[3] :]
@@ -210,6 +217,7 @@ class Interpreter(CheckReporting):
         hints_before = len(self.evaluator.hints)
         try:
             if isinstance(statement, ast.Import):
+                self.imports.append(statement.path)
                 for name, binding in self.import_names(statement).items():
                     self.top[name] = binding
             elif isinstance(statement, ast.Definition):
@@ -222,9 +230,9 @@ class Interpreter(CheckReporting):
             else:
                 self.calc_check(statement)
         except EvaluationError as failure:
-            self.diagnostics.append(self.with_suggestions(failure.diagnostic))
+            self.diagnostics.append(failure.diagnostic)
             if isinstance(statement, ast.Check):
-                self.record_skip("calc", statement.span, statement.op, self.source(statement.right.span))
+                self.record_skip(CheckKind.CALC, statement.span, statement.op, self.source(statement.right.span))
         self.diagnostics.extend(self.evaluator.hints[hints_before:])
         del self.evaluator.hints[hints_before:]
 
@@ -252,7 +260,7 @@ class Interpreter(CheckReporting):
         ulp, unit_factor = self.literal_precision(check.right)
         relative, absolute = self.tolerance_of(check.tolerance)
         outcome = self.outcome(left, check.op, right, check.op_span, ulp, unit_factor, relative, absolute)
-        self.report("calc", check.span, check.op, self.source(check.right.span), outcome, check.span, None)
+        self.report(CheckKind.CALC, check.span, check.op, self.source(check.right.span), outcome, check.span, None)
 
     def tolerance_of(self, tolerance: ast.Tolerance | None) -> tuple[float | None, Quantity | None]:
         """An explicit tolerance as (relative, absolute quantity)."""
@@ -344,7 +352,7 @@ class Interpreter(CheckReporting):
                 self.diagnostics.append(failure.diagnostic)
                 continue
             span = Span(expr.span.start, claim_expr.span.end)
-            self.report("code", span, op, self.source(claim_expr.span), outcome, claim_expr.span, self.source(expr.span))
+            self.report(CheckKind.CODE, span, op, self.source(claim_expr.span), outcome, claim_expr.span, self.source(expr.span))
 
     # -- prose claims --------------------------------------------------------
     def claim(self, region: ClaimRegion) -> None:
@@ -360,8 +368,8 @@ class Interpreter(CheckReporting):
             claimed, ulp, factor = self.prose_quantity(region)
             computed = self.evaluator.top_quantity(expr)
             relative, absolute = self.tolerance_of(tolerance)
-            op = _FLIPPED.get(region.op, region.op)
-            op = {"~=": "≈", "<=": "≤", ">=": "≥"}.get(op, op)
+            op = canonical_comparison(region.op)
+            op = _FLIPPED.get(op, op)
             try:
                 outcome = self.outcome(computed, op, claimed, region.number_span, ulp, factor, relative, absolute)
             except EvaluationError:
@@ -371,10 +379,10 @@ class Interpreter(CheckReporting):
                 )
                 raise self.evaluator.fail("U001", message, region.number_span) from None
         except EvaluationError as failure:
-            self.diagnostics.append(self.with_suggestions(failure.diagnostic))
-            self.record_skip("claim", region.number_span, region.op, region.number_text)
+            self.diagnostics.append(failure.diagnostic)
+            self.record_skip(CheckKind.CLAIM, region.number_span, region.op, region.number_text)
         else:
-            self.report("claim", region.number_span, region.op, region.number_text, outcome, region.number_span, None)
+            self.report(CheckKind.CLAIM, region.number_span, region.op, region.number_text, outcome, region.number_span, None)
         self.diagnostics.extend(self.evaluator.hints[hints_before:])
         del self.evaluator.hints[hints_before:]
 
@@ -394,9 +402,8 @@ class Interpreter(CheckReporting):
             unit = self.registry.lookup(spelling)
             if unit is None:
                 # Prose is English: only a close miss ("sceonds") is a typo, not "ways".
-                suggestions = self.registry.suggest(spelling, cutoff=0.8)
-                if suggestions and region.unit_span is not None:
-                    note = "did you mean " + " or ".join(f"'{s}'" for s in suggestions) + "?"
+                note = did_you_mean(spelling, self.registry, cutoff=PROSE_CUTOFF)
+                if note and region.unit_span is not None:
                     raise self.evaluator.fail("N002", f"unknown unit '{spelling}' in the claim", region.unit_span, (note,))
                 label = label or spelling
                 continue
@@ -408,15 +415,13 @@ class Interpreter(CheckReporting):
 
     # -- reporting -----------------------------------------------------------
     def with_suggestions(self, diagnostic: Diagnostic) -> Diagnostic:
-        """Add a did-you-mean note to unknown-unit diagnostics from the parser."""
+        """Add a did-you-mean note to an unknown-unit diagnostic from the parser (its span is the unit)."""
         if diagnostic.code != "N002" or diagnostic.notes:
             return diagnostic
-        spelling = diagnostic.message.split("'")[1] if "'" in diagnostic.message else ""
-        suggestions = self.registry.suggest(spelling)
-        if not suggestions:
+        note = did_you_mean(self.source(diagnostic.span), self.registry, cutoff=UNIT_AFTER_NUMBER_CUTOFF)
+        if note is None:
             return diagnostic
-        note = "did you mean " + " or ".join(f"'{s}'" for s in suggestions) + "? (or a missing '*')"
-        return make_diagnostic(diagnostic.code, diagnostic.message, diagnostic.span, notes=(note,))
+        return make_diagnostic(diagnostic.code, diagnostic.message, diagnostic.span, notes=(note + " (or a missing '*')",))
 
 
 def _starts_definition(tokens: list[Token]) -> bool:

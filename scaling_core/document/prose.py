@@ -1,4 +1,4 @@
-"""Reading numbers the way authors write them in prose (SPEC §2.3).
+"""Reading numbers the way authors write them in prose (docs/syntax.md, "Prose claims").
 
 ``1.6e14``, ``32,000``, ``21.7%``, ``3.5×10^6``, ``16 KiB``, ``6 μs``,
 ``1.2 TB/s``, ``435 years``, ``70B``, ``1.5 trillion``, ``11.9 million USD``,
@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -89,7 +90,5 @@ def restyle(value: float, number_text: str) -> str:
     significant = max(len(integer.lstrip("0")) + decimals, 2)
     if decimals == 0 and abs(value) >= 1:
         return str(round(value))
-    import math
-
     places = max(decimals, significant - 1 - math.floor(math.log10(abs(value)))) if value else decimals
     return f"{value:.{max(places, 0)}f}"

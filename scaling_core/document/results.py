@@ -4,13 +4,46 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from scaling_core.diagnostics import Diagnostic
-from scaling_core.expr.evaluator import Value
 from scaling_core.expr.syntax import Expr
-from scaling_core.text import LineIndex, Span
+from scaling_core.expr.values import Value
+from scaling_core.text import LineIndex, Span, holding
 from scaling_core.units.display import format_in_unit, format_quantity
 from scaling_core.units.quantity import Quantity
+
+
+class _Word(StrEnum):
+    """A word with a fixed set of values: a ``str`` everywhere, in reports, comparisons and reprs."""
+
+    def __repr__(self) -> str:
+        return str.__repr__(self)  # 'pass', as before: records handed to the Python API print unchanged
+
+
+class CheckKind(_Word):
+    """Where a check is written."""
+
+    CALC = "calc"  # a check statement in a calc block: ``x == 128``
+    CODE = "code"  # a code span: `` `2 * 3 = 6` ``
+    CLAIM = "claim"  # a prose number with a marker: ``about 17 µs<!-- ≈ t -->``
+
+
+class CheckStatus(_Word):
+    """A check's outcome."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    WARN = "warn"  # holds only if the number is read in a unit it does not write (U005)
+    SKIP = "skip"  # not evaluated, suppressed, or its code turned off
+
+
+class ProblemStatus(_Word):
+    """A problem's verdict."""
+
+    PASS = "pass"  # all its checks pass
+    FAIL = "fail"  # a check fails or an error sits inside it
+    UNTESTED = "untested"  # no checks
 
 
 @dataclass(frozen=True)
@@ -78,9 +111,9 @@ def check_subject(left: str | None, shown: str) -> str:
 class CheckResult:
     """One check: a calc check, a checked code span or a prose claim."""
 
-    kind: str  # "calc", "code" or "claim"
+    kind: CheckKind
     span: Span
-    status: str  # "pass", "fail", "warn" or "skip"
+    status: CheckStatus
     op: str
     claim: str
     computed: Quantity | None
@@ -118,7 +151,7 @@ class ProblemResult:
     title: str
     span: Span
     title_span: Span
-    status: str  # "pass", "fail" or "untested"
+    status: ProblemStatus
     passed: int
     failed: int
     total: int
@@ -143,7 +176,13 @@ class DocumentAnalysis:
     records: dict = field(default_factory=dict)
     #: Every resolved use of a name, in document order.
     references: Sequence[Reference] = field(default_factory=list)  # a Segments, like values
+    #: The targets of the draft's ``import "..."`` statements as written, in order (resolved or not).
+    imports: list[str] = field(default_factory=list)
 
     def line(self, offset: int) -> int:
         """1-based line of an offset."""
         return self.index.position(offset)[0] + 1
+
+    def problem_at(self, offset: int) -> ProblemResult | None:
+        """The problem that holds ``offset``, or None outside every problem."""
+        return holding(self.problems, offset)

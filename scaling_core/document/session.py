@@ -11,9 +11,9 @@ from scaling_core.document.interpret import Interpreter
 from scaling_core.document.regions import CalcRegion
 from scaling_core.document.results import Binding, ValueResult
 from scaling_core.expr import syntax as ast
-from scaling_core.expr.evaluator import EvaluationError, Limits
 from scaling_core.expr.lexer import tokenize
 from scaling_core.expr.parser import parse_statements
+from scaling_core.expr.values import EvaluationError, Limits
 from scaling_core.hardware.records import hardware_records
 from scaling_core.text import Span
 from scaling_core.units.arrays import quiet_arrays

@@ -1,4 +1,4 @@
-"""Check semantics: comparisons with the tolerance policy of SPEC §2.6.
+"""Check semantics: comparisons with the tolerance policy of docs/units.md ("Tolerance").
 
 * ``=``/``==`` pass within one unit in the claim's last printed digit,
   read as rounding (half a digit either side) or truncation (up to one

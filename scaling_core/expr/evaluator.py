@@ -2,9 +2,11 @@
 
 No Python ``eval``: each node kind has one method, names resolve through a
 lookup function given by the caller, fields exist only on records and
-shapes, and functions come from an allow-list (``functions.py``).  Limits
-(array elements, nesting) live on :class:`Limits`; float64 overflow, division
-by zero and domain errors are caught and reported at the exact span.
+shapes, and calls go to the call handler given by the caller (for drafts,
+:func:`scaling_core.prelude.call`: the allow-listed built-ins and the formula
+library).  Limits (array elements, nesting) live on :class:`Limits`; float64
+overflow, division by zero and domain errors are caught and reported at the
+exact span.  This module imports nothing above ``expr/``.
 """
 
 from __future__ import annotations
@@ -16,81 +18,24 @@ from typing import Any
 
 from scaling_core.diagnostics import Diagnostic, make_diagnostic
 from scaling_core.expr import syntax as ast
-from scaling_core.expr.parser import DTYPE_BYTES
-from scaling_core.hardware.catalog import Record
+from scaling_core.expr.values import (
+    EvaluationError,
+    Limits,
+    Record,
+    ShapeValue,
+    Value,
+    describe_unit,
+    did_you_mean,
+    mismatch_message,
+)
 from scaling_core.text import Span
 from scaling_core.units import dimension
 from scaling_core.units.arrays import is_array, numpy
-from scaling_core.units.display import format_quantity
 from scaling_core.units.quantity import Quantity, UnitError, scalar
 from scaling_core.units.registry import Unit, UnitRegistry
 
-_BYTES_DIM = dimension.pack({"information": 1})
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Evaluation bounds; every evaluation obeys them."""
-
-    max_array_elements: int = 1_000_000
-
-
-@dataclass(frozen=True)
-class ShapeValue:
-    """The value of ``bf16[8, 128, 8192]``: fields ``bytes``, ``size``, ``bits``."""
-
-    dtype: str
-    dims: tuple[float, ...]
-
-    def fields(self) -> dict[str, Quantity]:
-        """The shape's fields as quantities."""
-        size = math.prod(self.dims)
-        nbytes = size * DTYPE_BYTES[self.dtype]
-        return {
-            "size": Quantity(float(size), 0, True, "element"),
-            "bytes": Quantity(float(nbytes), _BYTES_DIM),
-            "bits": Quantity(float(nbytes), _BYTES_DIM),
-        }
-
-
-Value = Quantity | Record | ShapeValue
-
-
-class EvaluationError(Exception):
-    """Stops evaluation of one statement; carries the diagnostic."""
-
-    def __init__(self, diagnostic: Diagnostic) -> None:
-        super().__init__(diagnostic.message)
-        self.diagnostic = diagnostic
-
-
-def describe_unit(quantity: Quantity) -> str:
-    """A unit's name for messages: ``byte·s/FLOP``, or ``no unit``."""
-    name = dimension.base_unit_name(quantity.dim)
-    return name if name else "no unit"
-
-
-def mismatch_message(error: UnitError) -> str:
-    """A message naming both units and the likely fix."""
-    left, right = describe_unit(error.left), describe_unit(error.right)
-    verbs = {"add": "add", "subtract": "subtract", "compare": "compare", "convert": "convert"}
-    if error.operation == "convert":
-        return f"cannot convert {format_quantity(error.left)} ({left}) to {right}: the dimensions differ"
-    if error.operation == "power":
-        return f"cannot raise {left} to a fractional power that leaves a fractional unit"
-    verb = verbs.get(error.operation, error.operation)
-    hint = _likely_fix(error.left.dim, error.right.dim)
-    return f"cannot {verb} {left} and {right}" + (f"; {hint}" if hint else "")
-
-
-def _likely_fix(left: int, right: int) -> str:
-    """Suggest the factor that would reconcile two dimensions."""
-    needed = dimension.base_unit_name(right - left)
-    if not needed:
-        return ""
-    if needed.startswith("1/"):
-        return f"divide the left side by a quantity in {needed[2:]}, or drop a stray factor"
-    return f"multiply the left side by a quantity in {needed}, or drop a stray factor"
+#: How the evaluator evaluates a call: ``call(evaluator, node)`` (see :mod:`scaling_core.prelude`).
+CallHandler = Callable[["Evaluator", ast.Call], Value]
 
 
 @dataclass
@@ -100,16 +45,18 @@ class Evaluator:
     registry: UnitRegistry
     lookup: Callable[[str], Value | None]
     visible_names: Callable[[], list[str]]
+    #: Evaluates every call node: the caller decides what a draft can call.
+    call: CallHandler
     limits: Limits = field(default_factory=Limits)
     hints: list[Diagnostic] = field(default_factory=list)
     #: When a list, every library formula call is recorded here (for derivations).
-    trace: list | None = None
+    trace: list[Any] | None = None
     #: Called with each name that resolves through ``lookup`` (for references).
     on_name: Callable[[ast.Name], None] | None = None
 
     def child(self, lookup: Callable[[str], Value | None]) -> Evaluator:
         """An evaluator for a formula body: its own names, the same units and limits, no trace."""
-        return Evaluator(self.registry, lookup, self.visible_names, self.limits, self.hints)
+        return Evaluator(self.registry, lookup, self.visible_names, self.call, self.limits, self.hints)
 
     def fail(self, code: str, message: str, span: Span, notes: tuple[str, ...] = ()) -> EvaluationError:
         """An error that stops this statement, carrying its diagnostic."""
@@ -175,8 +122,8 @@ class Evaluator:
         unit = self.registry.lookup(node.name)
         if unit is not None and (len(node.name) > 1 or node.name in ("s", "h")):
             return Quantity(unit.factor, unit.dim, False, unit.count_label)
-        suggestions = _did_you_mean(node.name, self.visible_names())
-        notes = (f"did you mean {suggestions}?",) if suggestions else ()
+        note = did_you_mean(node.name, self.visible_names())
+        notes = (note,) if note else ()
         raise self.fail("N001", f"unknown name '{node.name}'", node.span, notes)
 
     def _eval_WithUnit(self, node: ast.WithUnit) -> Quantity:
@@ -202,8 +149,8 @@ class Evaluator:
     def _unit_of(self, part: ast.UnitFactor) -> Unit:
         found = self.registry.lookup(part.spelling)
         if found is None:
-            suggestions = _did_you_mean(part.spelling, self.registry.spellings())
-            notes = (f"did you mean {suggestions}?",) if suggestions else ()
+            note = did_you_mean(part.spelling, self.registry)
+            notes = (note,) if note else ()
             raise self.fail("N002", f"unknown unit '{part.spelling}'", part.span, notes)
         if found.hint == "U003":
             self.hints.append(make_diagnostic("U003", f"'{part.spelling}' is read as a rate (FLOP/s)", part.span))
@@ -249,9 +196,7 @@ class Evaluator:
         return base.power(power)
 
     def _eval_Call(self, node: ast.Call) -> Value:
-        from scaling_core.expr.functions import call_builtin
-
-        return call_builtin(self, node)
+        return self.call(self, node)
 
     def _eval_Field(self, node: ast.Field) -> Quantity:
         target = self.value(node.target)
@@ -264,8 +209,8 @@ class Evaluator:
         else:
             raise self.fail("N003", f"a number has no field '{node.name}'", node.name_span)
         if node.name not in fields:
-            suggestions = _did_you_mean(node.name, list(fields))
-            notes = (f"did you mean {suggestions}?",) if suggestions else (f"fields: {', '.join(sorted(fields))}",)
+            note = did_you_mean(node.name, fields)
+            notes = (note,) if note else (f"fields: {', '.join(sorted(fields))}",)
             raise self.fail("N003", f"{owner} has no field '{node.name}'", node.name_span, notes)
         return fields[node.name]
 
@@ -312,12 +257,9 @@ def _is_finite(value: object) -> bool:
 
 
 def _length_message(left: Quantity, right: Quantity) -> str:
-    sizes = [left.value.size if is_array(left.value) else 1, right.value.size if is_array(right.value) else 1]  # type: ignore[union-attr]
+    sizes = [left.value.size if is_array(left.value) else 1, right.value.size if is_array(right.value) else 1]
     return f"sweeps of different lengths ({sizes[0]} and {sizes[1]}) cannot be combined element by element"
 
 
-def _did_you_mean(name: str, candidates: list[str]) -> str:
-    import difflib
 
-    matches = difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
-    return " or ".join(f"'{m}'" for m in matches)
+__all__ = ["CallHandler", "Evaluator"]

@@ -2,26 +2,23 @@
 
 Each entry: name -> (minimum args, maximum args or None, one-line doc, implementation).
 Rounding functions act on the value in SI base units; use ``-> unit`` first
-if you mean "round to whole days".
+if you mean "round to whole days".  :mod:`scaling_core.prelude` puts them, and
+the formula library after them, in the one table a draft can call.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from scaling_core.expr import syntax as ast
-from scaling_core.formulas import LIBRARY
-from scaling_core.formulas.call import call_formula
+from scaling_core.expr.evaluator import Evaluator
+from scaling_core.expr.values import mismatch_message
 from scaling_core.units import dimension
 from scaling_core.units.arrays import is_array, numpy
 from scaling_core.units.quantity import Quantity, UnitError, unify
 
-if TYPE_CHECKING:
-    from scaling_core.expr.evaluator import Evaluator, Value
-
-Implementation = Callable[["Evaluator", ast.Call, list[Quantity]], Quantity]
+Implementation = Callable[[Evaluator, ast.Call, list[Quantity]], Quantity]
 
 
 def _elementwise(name: str, on_float: Callable[[float], float]) -> Implementation:
@@ -88,8 +85,6 @@ def _extreme(name: str, pick: Callable[..., float]) -> Implementation:
             try:
                 dim, free = unify(Quantity(0.0, dim, free), arg, "compare")
             except UnitError as error:
-                from scaling_core.expr.evaluator import mismatch_message
-
                 raise ev.fail("U001", mismatch_message(error), expr.span) from None
         if not any(is_array(a.value) for a in args):
             return Quantity(float(pick(float(a.value) for a in args)), dim, free, args[0].label)
@@ -139,18 +134,9 @@ FUNCTIONS: dict[str, tuple[int, int | None, str, Implementation]] = {
 }
 
 
-def call_builtin(ev: Evaluator, node: ast.Call) -> Value:
-    """Evaluate a call of an allow-listed function."""
-    entry = FUNCTIONS.get(node.name)
-    if entry is None and node.name in LIBRARY:
-        return call_formula(ev, node, LIBRARY[node.name])
-    if entry is None:
-        from scaling_core.expr.evaluator import _did_you_mean
-
-        suggestion = _did_you_mean(node.name, [*FUNCTIONS, *LIBRARY])
-        notes = (f"did you mean {suggestion}?",) if suggestion else (f"functions: {', '.join(sorted(FUNCTIONS))}",)
-        raise ev.fail("N004", f"unknown function '{node.name}'", node.name_span, notes)
-    minimum, maximum, _doc, implementation = entry
+def call_builtin(ev: Evaluator, node: ast.Call) -> Quantity:
+    """Evaluate a call of the built-in function ``node.name`` (a key of :data:`FUNCTIONS`)."""
+    minimum, maximum, _doc, implementation = FUNCTIONS[node.name]
     count = len(node.args)
     if count < minimum or (maximum is not None and count > maximum):
         expected = str(minimum) if minimum == maximum else f"{minimum} or more" if maximum is None else f"{minimum} to {maximum}"

@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 
 from scaling_core.diagnostics import Diagnostic, make_diagnostic
 from scaling_core.expr import syntax as ast
-from scaling_core.expr.tokens import Token, TokenKind
+from scaling_core.expr.tokens import Token, TokenKind, canonical_comparison
 from scaling_core.text import Span
 
 #: Dtype names accepted in shape literals, with their size in bytes.
@@ -161,7 +161,7 @@ class Parser:
             op = self.advance()
             right = self.expression()
             tolerance = self.tolerance()
-            return ast.Check(left, _normal_op(op.text), right, tolerance, Span(start, self.last_end()), op.span)
+            return ast.Check(left, canonical_comparison(op.text), right, tolerance, Span(start, self.last_end()), op.span)
         if self.at(TokenKind.ASSIGN):
             raise self.error("'=' defines a name; to check a value write '==' or '≈'")
         convert = self.convert()
@@ -196,7 +196,7 @@ class Parser:
     def chain(self) -> list[ChainLink]:
         """``expr (("=" | "≈") expr)+`` for checked code spans."""
         links = [ChainLink(self.expression(), "")]
-        while self.at(TokenKind.ASSIGN) or (self.at(TokenKind.COMPARE) and self.current.text in ("≈", "~=")):
+        while self.at(TokenKind.ASSIGN) or (self.at(TokenKind.COMPARE) and canonical_comparison(self.current.text) == "≈"):
             relation = "=" if self.advance().kind is TokenKind.ASSIGN else "≈"
             links.append(ChainLink(self.expression(), relation))
         if not self.at(TokenKind.EOF):
@@ -380,12 +380,8 @@ class Parser:
 
 
 def _unknown_unit(token: Token) -> Diagnostic:
-    # The did-you-mean is added by the analysis, which owns the registry.
+    # The did-you-mean is added by the interpreter, which owns the registry (the spelling is the span's text).
     return make_diagnostic("N002", f"unknown unit '{token.text}' after a number", token.span)
-
-
-def _normal_op(op: str) -> str:
-    return {"~=": "≈", "<=": "≤", ">=": "≥"}.get(op, op)
 
 
 def parse_statements(

@@ -47,3 +47,12 @@ class Token(NamedTuple):
     suffix: str = ""
     #: Whether whitespace separates this token from the previous one.
     spaced: bool = True
+
+
+#: Comparison operators as written -> their one meaning (``~=`` is ``≈``, ``<=`` is ``≤``, ``>=`` is ``≥``).
+_COMPARISON_ALIASES = {"~=": "≈", "<=": "≤", ">=": "≥"}
+
+
+def canonical_comparison(op: str) -> str:
+    """The canonical form of a comparison operator: ``≈``, ``≤``, ``≥`` for their ASCII spellings, else ``op``."""
+    return _COMPARISON_ALIASES.get(op, op)

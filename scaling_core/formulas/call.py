@@ -1,19 +1,24 @@
-"""Calling a library formula from the calc language, with argument checks and a trace."""
+"""Calling a library formula from the calc language, with argument checks and a trace.
+
+:mod:`scaling_core.prelude` routes a call of a library name here.  Each
+argument is checked against its parameter's unit (a calc-language constant,
+read by :func:`~scaling_core.expr.constant.evaluate_constant`); the body is
+evaluated by a child evaluator that sees only the bound parameters.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 from scaling_core.diagnostics import make_diagnostic
 from scaling_core.expr import syntax as ast
+from scaling_core.expr.constant import evaluate_constant
+from scaling_core.expr.evaluator import Evaluator
+from scaling_core.expr.values import EvaluationError, Record, Value, describe_unit
 from scaling_core.formulas.model import Formula, parse_body
-from scaling_core.hardware.catalog import Record
+from scaling_core.text import Span
 from scaling_core.units.quantity import Quantity
-
-if TYPE_CHECKING:
-    from scaling_core.expr.evaluator import EvaluationError, Evaluator, Value
 
 
 @dataclass(frozen=True)
@@ -33,8 +38,6 @@ def expected_dim(unit: str) -> int | None:
     """The dimension a parameter's unit text stands for (None for counts and chips)."""
     if unit in ("", "chip"):
         return None
-    from scaling_core.hardware.records import evaluate_constant
-
     quantity = evaluate_constant(unit if unit.startswith("1") else f"1 {unit}")
     if quantity is None:
         raise ValueError(f"bad parameter unit {unit!r}")
@@ -43,8 +46,6 @@ def expected_dim(unit: str) -> int | None:
 
 def call_formula(ev: Evaluator, node: ast.Call, formula: Formula) -> Value:
     """Evaluate ``formula`` at ``node``; every failure is reported at the call."""
-    from scaling_core.expr.evaluator import describe_unit
-
     if not formula.required <= len(node.args) <= len(formula.params):
         counts = f"{formula.required} to {len(formula.params)}" if formula.required < len(formula.params) else str(formula.required)
         raise ev.fail("N005", f"{formula.name} takes {counts} argument(s), got {len(node.args)}: {formula.signature}", node.span)
@@ -58,7 +59,7 @@ def call_formula(ev: Evaluator, node: ast.Call, formula: Formula) -> Value:
             value = _body_value(ev, node, formula, parse_body(param.default or ""), bound)
             span = node.span
             defaulted.append(param.name)
-        bound[param.name] = _checked(ev, formula, param.name, param.unit, value, span, describe_unit)
+        bound[param.name] = _checked(ev, formula, param.name, param.unit, value, span)
     result = _body_value(ev, node, formula, formula.tree(), bound)
     if isinstance(result, Quantity):
         result = Quantity(result.value, result.dim, result.free, None)  # argument labels do not carry over
@@ -67,7 +68,7 @@ def call_formula(ev: Evaluator, node: ast.Call, formula: Formula) -> Value:
     return result
 
 
-def _checked(ev: Evaluator, formula: Formula, name: str, unit: str, value: Value, span, describe_unit) -> Value:
+def _checked(ev: Evaluator, formula: Formula, name: str, unit: str, value: Value, span: Span) -> Value:
     where = f"{formula.name}: argument {name}"
     if unit == "chip":
         if not isinstance(value, Record):
@@ -88,8 +89,6 @@ def _checked(ev: Evaluator, formula: Formula, name: str, unit: str, value: Value
 
 
 def _body_value(ev: Evaluator, node: ast.Call, formula: Formula, body: ast.Expr, bound: dict[str, Value]) -> Value:
-    from scaling_core.expr.evaluator import EvaluationError
-
     child = ev.child(bound.get)
     try:
         return child.value(body)
@@ -98,4 +97,4 @@ def _body_value(ev: Evaluator, node: ast.Call, formula: Formula, body: ast.Expr,
         raise EvaluationError(make_diagnostic(inner.code, f"in {formula.name}: {inner.message}", node.span)) from None
 
 
-__all__ = ["EvaluationError", "FormulaCall", "call_formula"]
+__all__ = ["FormulaCall", "call_formula", "expected_dim"]

@@ -26,7 +26,7 @@ FIELD_SYMBOLS = {
 
 def to_sympy(expr: ast.Expr, symbols: dict[str, Any] | None = None) -> sympy.Expr:
     """Build the SymPy expression of a calc expression (units dropped)."""
-    import sympy
+    import sympy  # lazily: SymPy costs ~0.3 s of start-up and only hover and docs need it
 
     symbols = symbols or {}
 
@@ -65,7 +65,7 @@ def symbolic(formula: Formula) -> sympy.Expr:
 
 def latex(formula: Formula) -> str:
     """The formula in LaTeX (for hover and documentation)."""
-    import sympy
+    import sympy  # lazily, as in to_sympy
 
     expr = symbolic(formula)
     names = {}

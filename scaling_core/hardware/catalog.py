@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from scaling_core.expr.constant import evaluate_constant
+from scaling_core.expr.values import Record
 from scaling_core.units import dimension
 from scaling_core.units.quantity import Quantity
 
@@ -49,20 +51,6 @@ DERIVED: dict[str, tuple[tuple[str, str], Callable[[Quantity, Quantity], Quantit
     "ici_egress_oneway": (("ici_links", "ici_bw_oneway"), lambda n, w: n * w, "ici_links * ici_bw_oneway", "all links, one direction"),
     "ici_egress_bidi": (("ici_links", "ici_bw_bidi"), lambda n, w: n * w, "ici_links * ici_bw_bidi", "all links, both directions"),
 }  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Record:
-    """A named record with quantity fields (a chip)."""
-
-    name: str
-    title: str
-    fields: dict[str, Quantity]
-    sources: dict[str, str] = field(default_factory=dict)
-    notes: dict[str, str] = field(default_factory=dict)
-    kind: str = "chip"
-    #: Each field as written in the data (``"16 GiB"``); derived fields show their formula.
-    texts: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -127,16 +115,14 @@ def merge(base: tuple[RawChip, ...], overrides: list[RawChip]) -> tuple[RawChip,
     return tuple(merged.values())
 
 
-def build_records(
-    chips: tuple[RawChip, ...], evaluate_text: Callable[[str], Quantity | None]
-) -> tuple[dict[str, Record], list[str]]:
-    """Evaluate every field into a quantity and add derived fields; report bad fields."""
+def build_records(chips: tuple[RawChip, ...]) -> tuple[dict[str, Record], list[str]]:
+    """Evaluate every field into a quantity (as a calc-language constant) and add derived fields; report bad fields."""
     records: dict[str, Record] = {}
     problems: list[str] = []
     for chip in chips:
         values: dict[str, Quantity] = {}
         for key, text in chip.fields.items():
-            value = evaluate_text(text)
+            value = evaluate_constant(text)
             expected = FIELDS.get(key)
             if value is None:
                 problems.append(f"chip '{chip.name}': field '{key}' = '{text}' is not a value with a unit")

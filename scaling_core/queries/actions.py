@@ -47,9 +47,7 @@ def code_actions(analysis: DocumentAnalysis, start: int, end: int) -> list[Actio
 
 
 def _claim_actions(analysis: DocumentAnalysis, start: int, end: int) -> list[Action]:
-    line_start = analysis.text.rfind("\n", 0, start) + 1
-    line_end = analysis.text.find("\n", end)
-    line_end = len(analysis.text) if line_end < 0 else line_end
+    line_start, line_end = analysis.index.line_start_at(start), analysis.index.line_end_at(end)
     registry = default_registry()
     found = []
     for match in ANY_NUMBER.finditer(analysis.text, line_start, line_end):

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 from scaling_core.document.results import DocumentAnalysis
 from scaling_core.expr.functions import FUNCTIONS
+from scaling_core.expr.values import Record
 from scaling_core.formulas import LIBRARY
-from scaling_core.hardware.catalog import FIELDS, Record
+from scaling_core.hardware.catalog import FIELDS
 from scaling_core.units.display import format_quantity
 from scaling_core.units.registry import default_registry
 
@@ -41,8 +42,7 @@ class Signature:
 
 def completions(analysis: DocumentAnalysis, offset: int) -> list[Completion]:
     """What may be typed at ``offset``: fields after ``chip.``, units after a number, else names."""
-    line_start = analysis.text.rfind("\n", 0, offset) + 1
-    before = analysis.text[line_start:offset]
+    before = analysis.text[analysis.index.line_start_at(offset) : offset]
     field = _FIELD_PREFIX.search(before)
     if field is not None:
         record = analysis.records.get(field.group(1))
@@ -75,8 +75,7 @@ def completions(analysis: DocumentAnalysis, offset: int) -> list[Completion]:
 
 def signature_at(analysis: DocumentAnalysis, offset: int) -> Signature | None:
     """The innermost call open at ``offset`` on its line, with the active argument."""
-    line_start = analysis.text.rfind("\n", 0, offset) + 1
-    before = analysis.text[line_start:offset]
+    before = analysis.text[analysis.index.line_start_at(offset) : offset]
     depth = 0
     commas = 0
     for position in range(len(before) - 1, -1, -1):

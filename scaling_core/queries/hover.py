@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from scaling_core.document.derivation import derivation_at, show
-from scaling_core.document.results import CheckResult, DocumentAnalysis
+from scaling_core.document.results import CheckResult, CheckStatus, DocumentAnalysis
 from scaling_core.formulas import LIBRARY
 from scaling_core.queries.assist import field_documentation
 from scaling_core.queries.navigation import binding_at
@@ -14,6 +14,12 @@ from scaling_core.units.display import format_quantity
 from scaling_core.units.quantity import Quantity
 
 _WORD = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)?")
+_VERDICTS = {
+    CheckStatus.PASS: "passes",
+    CheckStatus.FAIL: "fails",
+    CheckStatus.WARN: "needs a unit",
+    CheckStatus.SKIP: "was not evaluated",
+}
 
 
 def hover_at(analysis: DocumentAnalysis, offset: int) -> str | None:
@@ -69,7 +75,7 @@ def _formula(word: str) -> str | None:
 
 
 def _check(check: CheckResult) -> str:
-    verdict = {"pass": "passes", "fail": "fails", "warn": "needs a unit", "skip": "was not evaluated"}[check.status]
+    verdict = _VERDICTS[check.status]
     lines = [f"**Check {verdict}**: `{check.op} {check.claim}`", ""]
     if check.computed is not None:
         lines.append(f"- computed: {format_quantity(check.computed, 6)}")

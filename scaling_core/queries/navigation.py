@@ -52,19 +52,18 @@ def is_valid_name(name: str) -> bool:
 
 def document_symbols(analysis: DocumentAnalysis) -> list[Symbol]:
     """Problems (containing their definitions) and top-level definitions, in order."""
-    problems = analysis.problems
     symbols: list[Symbol] = []
-    inside: dict[int, list[Symbol]] = {i: [] for i in range(len(problems))}
+    inside: dict[int, list[Symbol]] = {id(problem): [] for problem in analysis.problems}
     for binding in analysis.bindings:
         symbol = Symbol(binding.name, binding.source, "definition", binding.span, binding.span)
-        owner = next((i for i, p in enumerate(problems) if p.span.contains(binding.span.start)), None)
+        owner = analysis.problem_at(binding.span.start)
         if owner is None:
             symbols.append(symbol)
         else:
-            inside[owner].append(symbol)
-    for i, problem in enumerate(problems):
+            inside[id(owner)].append(symbol)
+    for problem in analysis.problems:
         detail = f"{problem.status}: {problem.passed}/{problem.total} checks pass"
         symbols.append(Symbol(f"{problem.ident}: {problem.title}" if problem.title != problem.ident else problem.ident,
-                              detail, "problem", problem.span, problem.title_span, tuple(inside[i])))  # fmt: skip
+                              detail, "problem", problem.span, problem.title_span, tuple(inside[id(problem)])))  # fmt: skip
     symbols.sort(key=lambda s: s.span.start)
     return symbols

@@ -1,4 +1,4 @@
-"""How values are shown: a readable unit and precision (SPEC §2.6).
+"""How values are shown: a readable unit and precision (docs/units.md, "Display").
 
 ``189 µs``, ``16.8 MB``, ``6.3e24 FLOP``: times and bytes pick a prefix or a
 calendar unit so the number lands in a readable range; FLOP counts and rates

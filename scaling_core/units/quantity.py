@@ -1,6 +1,6 @@
 """Quantity: a float64 (or NumPy array) magnitude in SI base units plus a dimension.
 
-The unannotated-arithmetic rule (SPEC §2.6) lives here.  A quantity is
+The unannotated-arithmetic rule (docs/units.md, "Unannotated arithmetic") lives here.  A quantity is
 *free* when its numerator carries no unit: it is then an unknown quantity
 ``U`` times its dimension, and ``U`` is inferred where it meets a quantity
 with units (in ``+``, ``-``, comparisons and conversions).  In a product, a

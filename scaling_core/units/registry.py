@@ -7,8 +7,8 @@ milli-``in``).
 
 from __future__ import annotations
 
-import difflib
 import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -42,12 +42,12 @@ class UnitRegistry:
     def __contains__(self, spelling: str) -> bool:
         return spelling in self._units
 
-    def suggest(self, spelling: str, cutoff: float = 0.7) -> list[str]:
-        """Up to three known spellings close to ``spelling`` (did-you-mean)."""
-        return difflib.get_close_matches(spelling, self._units.keys(), n=3, cutoff=cutoff)
+    def __iter__(self) -> Iterator[str]:
+        """Every known spelling, in no particular order (for did-you-mean; see :meth:`spellings`)."""
+        return iter(self._units)
 
     def spellings(self) -> list[str]:
-        """All known spellings (for completion and documentation)."""
+        """All known spellings, sorted (for completion and documentation)."""
         return sorted(self._units)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -55,6 +56,9 @@ def observable(analysis: DocumentAnalysis) -> tuple:
     )
 
 
+#: MARGIN_HYPOTHESIS_EXAMPLES=1000 runs the property tests below longer (by hand, after changing the engine).
+EXAMPLES = int(os.environ.get("MARGIN_HYPOTHESIS_EXAMPLES", "0"))
+
 edits = st.lists(
     st.tuples(st.floats(0, 1), st.integers(0, 12), st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=6))),
     min_size=1,
@@ -62,7 +66,7 @@ edits = st.lists(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=EXAMPLES or 150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(edits)
 def test_random_edit_sequences_match_a_full_reanalysis(sequence: list[tuple[float, int, str]]) -> None:
     cache = RegionCache()
@@ -75,7 +79,7 @@ def test_random_edit_sequences_match_a_full_reanalysis(sequence: list[tuple[floa
         assert observable(incremental) == observable(analyze_document(text, "draft.md"))
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=EXAMPLES or 100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(edits, st.lists(st.integers(0, 30), min_size=12, max_size=12))
 def test_analyses_stopped_part_way_leave_the_cache_correct(sequence: list[tuple[float, int, str]], stops: list[int]) -> None:
     # As in the editor: a newer version arrives while the previous one is being analysed.
@@ -130,8 +134,8 @@ def test_an_edit_reevaluates_only_the_changed_region_and_its_dependents() -> Non
 
 
 def test_chunked_extraction_equals_one_pass_even_across_fences_and_comments() -> None:
-    from scaling_core.document.chunks import ChunkCache
     from scaling_core.document.extract import extract
+    from scaling_core.document.incremental import ChunkCache
 
     text = (
         "# A\n\n```\n\n# not a heading\n```\n\n<!--\n\n# nor this\n-->\n\n"

@@ -1,4 +1,4 @@
-"""Every unit case written in SPEC §2.6 (and the issue's acceptance), one test each."""
+"""Every unit case written in docs/units.md (and the issue's acceptance), one test each."""
 
 from __future__ import annotations
 

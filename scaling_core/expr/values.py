@@ -1,0 +1,141 @@
+"""What the calc language computes, and how its failures are worded.
+
+A value is a :class:`~scaling_core.units.quantity.Quantity`, a :class:`Record`
+(a chip) or a :class:`ShapeValue` (``bf16[8, 128]``).  This module sits under
+the evaluator, the constant reader, the chip catalog and the formula library,
+so each of them can share these types without importing one another.
+
+:func:`did_you_mean` is the one did-you-mean of the engine: names, units,
+fields, functions and prose units all go through it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from scaling_core.diagnostics import Diagnostic
+from scaling_core.expr.parser import DTYPE_BYTES
+from scaling_core.units import dimension
+from scaling_core.units.display import format_quantity
+from scaling_core.units.quantity import Quantity, UnitError
+
+_BYTES_DIM = dimension.pack({"information": 1})
+
+#: How close a spelling must be to a known one to be suggested (difflib's ratio):
+#: names, fields, functions, and units where only a unit can stand (after ``->``).
+CUTOFF = 0.6
+#: For a word right after a number in a calc line (``5 sceonds``): it may be a
+#: name with a missing ``*`` as well as a misspelt unit, so only a closer miss is offered.
+UNIT_AFTER_NUMBER_CUTOFF = 0.7
+#: For a word after a prose number: prose is English, so only a close miss
+#: (``sceonds``) is a typo of a unit, not an ordinary word (``ways``).
+PROSE_CUTOFF = 0.8
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Evaluation bounds; every evaluation obeys them."""
+
+    max_array_elements: int = 1_000_000
+
+
+@dataclass(frozen=True)
+class Record:
+    """A named record with quantity fields (a chip)."""
+
+    name: str
+    title: str
+    fields: dict[str, Quantity]
+    sources: dict[str, str] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
+    kind: str = "chip"
+    #: Each field as written in the data (``"16 GiB"``); derived fields show their formula.
+    texts: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ShapeValue:
+    """The value of ``bf16[8, 128, 8192]``: fields ``bytes``, ``size``, ``bits``."""
+
+    dtype: str
+    dims: tuple[float, ...]
+
+    def fields(self) -> dict[str, Quantity]:
+        """The shape's fields as quantities."""
+        size = math.prod(self.dims)
+        nbytes = size * DTYPE_BYTES[self.dtype]
+        return {
+            "size": Quantity(float(size), 0, True, "element"),
+            "bytes": Quantity(float(nbytes), _BYTES_DIM),
+            "bits": Quantity(float(nbytes), _BYTES_DIM),
+        }
+
+
+Value = Quantity | Record | ShapeValue
+
+
+class EvaluationError(Exception):
+    """Stops evaluation of one statement; carries the diagnostic."""
+
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+def describe_unit(quantity: Quantity) -> str:
+    """A unit's name for messages: ``byte·s/FLOP``, or ``no unit``."""
+    name = dimension.base_unit_name(quantity.dim)
+    return name if name else "no unit"
+
+
+def mismatch_message(error: UnitError) -> str:
+    """A message naming both units and the likely fix."""
+    left, right = describe_unit(error.left), describe_unit(error.right)
+    verbs = {"add": "add", "subtract": "subtract", "compare": "compare", "convert": "convert"}
+    if error.operation == "convert":
+        return f"cannot convert {format_quantity(error.left)} ({left}) to {right}: the dimensions differ"
+    if error.operation == "power":
+        return f"cannot raise {left} to a fractional power that leaves a fractional unit"
+    verb = verbs.get(error.operation, error.operation)
+    hint = _likely_fix(error.left.dim, error.right.dim)
+    return f"cannot {verb} {left} and {right}" + (f"; {hint}" if hint else "")
+
+
+def _likely_fix(left: int, right: int) -> str:
+    """Suggest the factor that would reconcile two dimensions."""
+    needed = dimension.base_unit_name(right - left)
+    if not needed:
+        return ""
+    if needed.startswith("1/"):
+        return f"divide the left side by a quantity in {needed[2:]}, or drop a stray factor"
+    return f"multiply the left side by a quantity in {needed}, or drop a stray factor"
+
+
+def did_you_mean(spelling: str, candidates: Iterable[str], *, cutoff: float = CUTOFF) -> str | None:
+    """The note ``did you mean 'a' or 'b'?`` for up to three known spellings close to ``spelling``.
+
+    ``candidates`` are the spellings that would have been accepted (names in
+    scope, units, fields, functions); their order does not matter.  ``cutoff``
+    is :data:`CUTOFF` but where a stricter one applies (:data:`UNIT_AFTER_NUMBER_CUTOFF`,
+    :data:`PROSE_CUTOFF`).  None when nothing is close enough.
+    """
+    matches = difflib.get_close_matches(spelling, candidates, n=3, cutoff=cutoff)
+    return "did you mean " + " or ".join(f"'{m}'" for m in matches) + "?" if matches else None
+
+
+__all__ = [
+    "CUTOFF",
+    "PROSE_CUTOFF",
+    "UNIT_AFTER_NUMBER_CUTOFF",
+    "EvaluationError",
+    "Limits",
+    "Record",
+    "ShapeValue",
+    "Value",
+    "describe_unit",
+    "did_you_mean",
+    "mismatch_message",
+]

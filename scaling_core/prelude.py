@@ -1,0 +1,65 @@
+"""Everything a draft can call, as one call handler for the evaluator.
+
+The evaluator (``expr/evaluator.py``) knows no function.  Whoever builds an
+:class:`~scaling_core.expr.evaluator.Evaluator` for a draft hands it
+:func:`call`, which looks the called name up in :data:`CALLABLES`:
+
+1. the built-in functions (``expr/functions.py``: ``ceil``, ``sqrt``, ``max`` ...);
+2. then the formula library (``formulas/``: ``allgather_time``, ``roofline_time`` ...);
+3. later, the JAX functions (``xla_cost``, ``measure_*``).
+
+A built-in keeps its name if a later group has the same one.  A name in no
+group is error N004, with a did-you-mean over every callable name.
+
+How to add a function
+---------------------
+* A built-in (a pure function of numbers with units): add an entry to
+  ``FUNCTIONS`` in ``expr/functions.py``; it joins this table by itself.
+* A formula (a named calc-language expression with a source): add it to a
+  module of ``formulas/`` (see ``formulas/model.py``); it joins by itself.
+* Anything else (a new group, such as the JAX functions): write a handler
+  ``def handler(ev: Evaluator, node: ast.Call) -> Value`` that evaluates the
+  arguments with ``ev.value`` or ``ev.quantity``, reports a failure with
+  ``raise ev.fail(code, message, span)`` and returns a value; then add
+  ``name: handler`` entries to :data:`CALLABLES` below, after the groups it
+  must not shadow.  Never add a call inside the evaluator itself.
+  Completion and hover (``queries/assist.py``, ``queries/hover.py``) describe
+  built-ins and formulas from their own tables: give a new group an entry there
+  too, and document it in ``docs/syntax.md``.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from scaling_core.expr import syntax as ast
+from scaling_core.expr.evaluator import CallHandler, Evaluator
+from scaling_core.expr.functions import FUNCTIONS, call_builtin
+from scaling_core.expr.values import Value, did_you_mean
+from scaling_core.formulas import LIBRARY
+from scaling_core.formulas.call import call_formula
+
+
+def _table() -> dict[str, CallHandler]:
+    """Built-ins first, then the formula library (a built-in keeps its name)."""
+    table: dict[str, CallHandler] = {name: call_builtin for name in FUNCTIONS}
+    for name, formula in LIBRARY.items():
+        table.setdefault(name, partial(call_formula, formula=formula))
+    return table
+
+
+#: Every name a draft can call, with its handler.
+CALLABLES: dict[str, CallHandler] = _table()
+
+
+def call(ev: Evaluator, node: ast.Call) -> Value:
+    """Evaluate a call in a draft: the handler of ``node.name``, or error N004 with a did-you-mean."""
+    handler = CALLABLES.get(node.name)
+    if handler is None:
+        note = did_you_mean(node.name, CALLABLES)
+        notes = (note,) if note else (f"functions: {', '.join(sorted(FUNCTIONS))}",)
+        raise ev.fail("N004", f"unknown function '{node.name}'", node.name_span, notes)
+    return handler(ev, node)
+
+
+__all__ = ["CALLABLES", "call"]
