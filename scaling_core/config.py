@@ -68,11 +68,12 @@ def _apply(config: Config, name: str, value: Any) -> Config:
     if name in ("code_spans", "trust"):
         if not isinstance(value, bool):
             raise TypeError("must be true or false")
-        return replace(config, **{name: value})
+        return replace(config, code_spans=value) if name == "code_spans" else replace(config, trust=value)
     if name in ("include", "exclude"):
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise TypeError("must be a list of glob strings")
-        return replace(config, **{name: tuple(value)})
+        globs = tuple(value)
+        return replace(config, include=globs) if name == "include" else replace(config, exclude=globs)
     if name == "severity":
         return replace(config, severity=_severities(value))
     if name == "check_frequency":
@@ -86,7 +87,7 @@ def _apply(config: Config, name: str, value: Any) -> Config:
     if name in ("chips", "targets"):
         if not isinstance(value, dict):
             raise TypeError("must be a table")
-        return replace(config, **{name: value})
+        return replace(config, chips=value) if name == "chips" else replace(config, targets=value)
     raise KeyError(name)
 
 

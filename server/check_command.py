@@ -37,7 +37,7 @@ FORMATS = ("text", "json", "github", "sarif", "junit")
 PROGRESS_THRESHOLD = 200
 
 
-def add_check_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def add_check_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
     """Register ``margin check`` and its options."""
     check = commands.add_parser(
         "check", parents=[common], help="check drafts: calculations, units, claims, problems",
@@ -135,7 +135,10 @@ def _with_progress(drafts: list[Draft], args: argparse.Namespace) -> Iterable[Dr
     except OSError:
         columns = rows = 0
     # A terminal that reports no size (0 × 0) would hide the bar: assume 80 × 24.
-    return tqdm(drafts, desc="margin check", unit="file", file=sys.stderr, leave=False, ncols=columns or 80, nrows=rows or 24)
+    bar: Iterable[Draft] = tqdm(
+        drafts, desc="margin check", unit="file", file=sys.stderr, leave=False, ncols=columns or 80, nrows=rows or 24
+    )
+    return bar
 
 
 def analyze_drafts(

@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         return report_internal_error(error, debug=args.debug)
 
 
-def _evaluation_json(evaluation: Evaluation) -> dict:
+def _evaluation_json(evaluation: Evaluation) -> dict[str, object]:
     value = evaluation.value
     magnitude, unit = reports.si_value(value.quantity if value else None)
     index = LineIndex(evaluation.text)

@@ -69,12 +69,12 @@ def _key(source: object, filename: object, mode: object) -> bytes | None:
 def cached_compile(source: object, filename: object, mode: object, *args: object, **kwargs: object) -> CodeType:
     """``compile``, answered from the cache when the same source was compiled before."""
     key = None if args or kwargs else _key(source, filename, mode)
-    code = _table.get(key) if key is not None else None
-    if code is not None:
+    cached = _table.get(key) if key is not None else None
+    if cached is not None:
         stats["hits"] += 1
         _used.add(key)  # type: ignore[arg-type]
-        return code
-    code = builtins.compile(source, filename, mode, *args, **kwargs)  # type: ignore[call-overload]
+        return cached
+    code: CodeType = builtins.compile(source, filename, mode, *args, **kwargs)  # type: ignore[call-overload]
     if key is not None:
         stats["misses"] += 1
         with _lock:

@@ -26,8 +26,10 @@ from __future__ import annotations
 import difflib
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from scaling_core import Config, DocumentAnalysis, ImportContext, Severity, analyze_document
 from scaling_core.diagnostics import Diagnostic, Fix
@@ -152,7 +154,8 @@ def _unsafe(diagnostic: Diagnostic, analysis: DocumentAnalysis) -> str | None:
 
 
 def _apply_verified(
-    text: str, analysis: DocumentAnalysis, candidates: list[tuple[Diagnostic, _Edit]], analyze
+    text: str, analysis: DocumentAnalysis, candidates: list[tuple[Diagnostic, _Edit]],
+    analyze: Callable[[str], DocumentAnalysis],
 ) -> tuple[list[tuple[Diagnostic, _Edit]], list[tuple[Diagnostic, str]], str, DocumentAnalysis]:
     """Apply as many ``candidates`` as verify; returns ``(accepted, rejected, new text, its analysis)``.
 
@@ -164,7 +167,7 @@ def _apply_verified(
     """
     accepted: list[tuple[Diagnostic, _Edit]] = []
     rejected: list[tuple[Diagnostic, str]] = []
-    result = [text, analysis]
+    result: list[Any] = [text, analysis]
 
     def attempt(pending: list[tuple[Diagnostic, _Edit]]) -> None:
         while pending:
@@ -244,7 +247,7 @@ def _serious(analysis: DocumentAnalysis) -> list[Diagnostic]:
     return [d for d in analysis.diagnostics if d.severity <= Severity.WARNING]
 
 
-def _verify(before: DocumentAnalysis, after: DocumentAnalysis, edits: list[_Edit]) -> tuple[str | None, dict]:
+def _verify(before: DocumentAnalysis, after: DocumentAnalysis, edits: list[_Edit]) -> tuple[str | None, dict[_Edit, str]]:
     """``(None, {})`` when ``after`` (the text with ``edits``) passes at every edit and is nowhere worse.
 
     Worse: an error or warning the text before did not have, or a check or problem

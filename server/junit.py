@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from scaling_core import Diagnostic, DocumentAnalysis, Severity
@@ -183,7 +183,9 @@ def _seconds(value: float) -> str:
     return f"{max(value, 0.0):.3f}"
 
 
-def _suite(path: str, cases: list[Case], seconds: float, quoteattr, escape) -> tuple[str, dict[str, int]]:
+def _suite(
+    path: str, cases: list[Case], seconds: float, quoteattr: Callable[[str], str], escape: Callable[[str], str]
+) -> tuple[str, dict[str, int]]:
     counts = {
         "tests": len(cases),
         **{kind: sum(c.outcome == kind for c in cases) for kind in ("failure", "error", "skipped")},

@@ -25,6 +25,7 @@ import json
 import os
 import posixpath
 import unicodedata
+from typing import Any
 from urllib.parse import quote
 
 import scaling_core
@@ -63,7 +64,7 @@ def rule_help_uri(code: str) -> str:
     return f"{DOCS_URL}#{github_anchor(f'{code} — {title} ({info.severity.label})')}"
 
 
-def artifact_location(path: str, root: str) -> dict:
+def artifact_location(path: str, root: str) -> dict[str, Any]:
     """A path as a SARIF ``artifactLocation``: relative to ``%SRCROOT%`` inside ``root``, else a ``file:`` URI.
 
     ``root`` is an absolute POSIX path; ``urllib.parse.unquote`` of a relative
@@ -94,7 +95,7 @@ def _root_uri(root: str) -> str:
     return "file://" + _encode(root.rstrip("/") + "/")
 
 
-def _region(analysis: DocumentAnalysis, span: Span) -> dict:
+def _region(analysis: DocumentAnalysis, span: Span) -> dict[str, Any]:
     line, column, end_line, end_column = location(analysis.index, span)
     return {"startLine": line, "startColumn": column, "endLine": end_line, "endColumn": end_column}
 
@@ -123,7 +124,7 @@ def _message(d: Diagnostic) -> str:
     return "\n".join([d.message, *(f"note: {note}" for note in d.notes)])
 
 
-def _result(analysis: DocumentAnalysis, d: Diagnostic, where: dict, fingerprint: str, rule_index: dict) -> dict:
+def _result(analysis: DocumentAnalysis, d: Diagnostic, where: dict[str, Any], fingerprint: str, rule_index: dict[str, int]) -> dict[str, Any]:
     result = {
         "ruleId": d.code, "ruleIndex": rule_index[d.code], "level": LEVELS[d.severity],
         "message": {"text": _message(d)},
@@ -146,7 +147,7 @@ def _result(analysis: DocumentAnalysis, d: Diagnostic, where: dict, fingerprint:
     return result
 
 
-def rules() -> list[dict]:
+def rules() -> list[dict[str, Any]]:
     """``tool.driver.rules``: every code of the catalogue, in catalogue order."""
     return [
         {"id": info.code, "shortDescription": {"text": info.title}, "helpUri": rule_help_uri(info.code),
@@ -155,7 +156,7 @@ def rules() -> list[dict]:
     ]  # fmt: skip
 
 
-def sarif_log(analyses: list[DocumentAnalysis], paths: list[str], *, root: str | os.PathLike | None = None) -> dict:
+def sarif_log(analyses: list[DocumentAnalysis], paths: list[str], *, root: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """The SARIF 2.1.0 log as Python data; relative paths are relative to ``root`` (default: the current folder)."""
     base = os.path.abspath(os.fspath(root) if root is not None else os.getcwd()).replace(os.sep, "/")
     rule_index = {code: number for number, code in enumerate(CODES)}
@@ -177,6 +178,6 @@ def sarif_log(analyses: list[DocumentAnalysis], paths: list[str], *, root: str |
     return {"$schema": SCHEMA_URL, "version": "2.1.0", "runs": [run]}
 
 
-def to_sarif(analyses: list[DocumentAnalysis], paths: list[str], *, root: str | os.PathLike | None = None) -> str:
+def to_sarif(analyses: list[DocumentAnalysis], paths: list[str], *, root: str | os.PathLike[str] | None = None) -> str:
     """SARIF 2.1.0 as JSON text (see :func:`sarif_log`)."""
     return json.dumps(sarif_log(analyses, paths, root=root), indent=2, ensure_ascii=False)

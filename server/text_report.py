@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections import Counter
 
-from scaling_core import CODES, DocumentAnalysis, Severity
+from scaling_core import CODES, Diagnostic, DocumentAnalysis, Severity
 from scaling_core.render import location, render_diagnostic
 from server.reports import Summary, summarize
 from server.terminal import colorize_diagnostic, colorize_summary
 
 
-def _shown(analysis: DocumentAnalysis, show_hints: bool):
+def _shown(analysis: DocumentAnalysis, show_hints: bool) -> list[Diagnostic]:
     return [d for d in analysis.diagnostics if show_hints or d.severity <= Severity.WARNING]
 
 

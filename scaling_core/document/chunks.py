@@ -12,9 +12,10 @@ off``/``on`` regions, next-line suppressions — is decided by :func:`finalize`.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from scaling_core.diagnostics import Diagnostic, make_diagnostic
-from scaling_core.document.regions import ChunkScan, ClaimRegion, Extraction, ProblemRegion, Suppression
+from scaling_core.document.regions import ChunkScan, ClaimRegion, Extraction, ProblemRegion, ProblemStart, Suppression
 from scaling_core.text import LineIndex, Span
 
 #: A heading at column 0 right after a blank line: where a chunk may start.
@@ -85,7 +86,7 @@ def _explicit_problems(marks: list[tuple[str, Span, str]]) -> tuple[list[Problem
     return found, problems
 
 
-def _book_problems(starts: list, headings: list[tuple[int, int]], explicit: list[ProblemRegion], length: int) -> list[ProblemRegion]:
+def _book_problems(starts: list[ProblemStart], headings: list[tuple[int, int]], explicit: list[ProblemRegion], length: int) -> list[ProblemRegion]:
     found = []
     for number, start in enumerate(starts):
         if any(p.span.contains(start.offset) for p in explicit):
@@ -102,7 +103,7 @@ def _book_problems(starts: list, headings: list[tuple[int, int]], explicit: list
     return found
 
 
-def _suppressions(directives: list, index: LineIndex, length: int) -> list[Suppression]:
+def _suppressions(directives: list[Any], index: LineIndex, length: int) -> list[Suppression]:
     found = []
     off_start: int | None = None
     for kind, span, codes in directives:

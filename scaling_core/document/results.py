@@ -8,7 +8,7 @@ from enum import StrEnum
 
 from scaling_core.diagnostics import Diagnostic
 from scaling_core.expr.syntax import Expr
-from scaling_core.expr.values import Value
+from scaling_core.expr.values import Record, Value
 from scaling_core.text import LineIndex, Span, holding
 from scaling_core.units.display import format_in_unit, format_quantity
 from scaling_core.units.quantity import Quantity
@@ -173,7 +173,7 @@ class DocumentAnalysis:
     #: Every definition, including problem-local ones (for symbols and hover).
     bindings: list[Binding] = field(default_factory=list)
     #: The chip records the document was evaluated with.
-    records: dict = field(default_factory=dict)
+    records: dict[str, Record] = field(default_factory=dict)
     #: Every resolved use of a name, in document order.
     references: Sequence[Reference] = field(default_factory=list)  # a Segments, like values
     #: The targets of the draft's ``import "..."`` statements as written, in order (resolved or not).

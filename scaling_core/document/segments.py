@@ -54,7 +54,8 @@ class Segments(Sequence[T]):
         if type(last) is not list or not last:
             last = self._flat()
         self._length -= 1
-        return last.pop()
+        item: T = last.pop()
+        return item
 
     def tail(self, start: int) -> list[T]:
         """The items from index ``start`` on (cheap when they are all ready items)."""
@@ -86,7 +87,8 @@ class Segments(Sequence[T]):
     def __getitem__(self, index: int | slice) -> T | list[T]:
         last = self._parts[-1]
         if index == -1 and type(last) is list and last:
-            return last[-1]
+            found: T = last[-1]
+            return found
         return self._flat()[index]
 
     def __iter__(self) -> Iterator[T]:

@@ -9,7 +9,7 @@ from scaling_core.diagnostics import Diagnostic, make_diagnostic
 from scaling_core.document.derivation import explain
 from scaling_core.document.interpret import Interpreter
 from scaling_core.document.regions import CalcRegion
-from scaling_core.document.results import Binding, ValueResult
+from scaling_core.document.results import Binding, CheckResult, ValueResult
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.lexer import tokenize
 from scaling_core.expr.parser import parse_statements
@@ -26,7 +26,7 @@ class Evaluation:
 
     text: str
     value: ValueResult | None
-    checks: list
+    checks: list[CheckResult]
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+from typing import TypeVar
 
 from scaling_core.diagnostics import Diagnostic, Fix, Related, make_diagnostic
 from scaling_core.document.prose import TRAILING_NUMBER, read_number, restyle
@@ -82,8 +83,10 @@ def span_start(item: Diagnostic | CheckResult) -> int:
     """Where a diagnostic or check starts (the sort key of :func:`within`'s lists)."""
     return item.span.start
 
+Spanned = TypeVar("Spanned", Diagnostic, CheckResult)
 
-def within(items: list, bounds: tuple[int, int]) -> list:
+
+def within(items: list[Spanned], bounds: tuple[int, int]) -> list[Spanned]:
     """Items (sorted by span start) whose span starts inside ``bounds``."""
     low = bisect.bisect_left(items, bounds[0], key=span_start)
     return items[low : bisect.bisect_left(items, bounds[1], lo=low, key=span_start)]

@@ -167,7 +167,8 @@ def _implied_prefix(
         for power, name in _BINARY_NAMES.items():
             if abs(claim_factor / 1000.0**power - 1) < 1e-9:
                 rescaled = claimed.value * 1.024**power
-                widened = tuple(x * 1.024**power for x in allowance)  # type: ignore[operator]
+                low, high = allowance
+                widened = (low * 1.024**power, high * 1.024**power)  # type: ignore[operator]
                 if _holds(computed.value, op, rescaled, widened):
                     return f"{name}{symbol} (the claim's {_DECIMAL_NAMES[power]}{symbol} read as binary)"
     return None

@@ -117,7 +117,7 @@ class Parser:
     def describe(token: Token) -> str:
         """A token as named in messages."""
         if token.kind in (TokenKind.EOF, TokenKind.NEWLINE):
-            return token.kind.value
+            return str(token.kind.value)
         return f"'{token.text}'"
 
     def at_statement_end(self) -> bool:

@@ -72,4 +72,4 @@ def latex(formula: Formula) -> str:
     for symbol in expr.free_symbols:
         head, _, tail = symbol.name.partition("_")
         names[symbol] = f"{head}_{{\\text{{{tail.replace('_', ' ')}}}}}" if tail else head
-    return sympy.latex(expr, symbol_names=names)
+    return str(sympy.latex(expr, symbol_names=names))

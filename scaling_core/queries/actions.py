@@ -73,7 +73,7 @@ def _close(value: Quantity, claimed: Quantity) -> bool:
         return False
     if value.dim != claimed.dim and not (claimed.dim == 0 and value.dim == 0):
         return False
-    return abs(value.value / claimed.value - 1) <= 0.05
+    return bool(abs(value.value / claimed.value - 1) <= 0.05)
 
 
 def _unit_actions(analysis: DocumentAnalysis, start: int, end: int) -> list[Action]:

@@ -24,9 +24,11 @@ _local = threading.local()
 
 def numpy() -> ModuleType:
     """The ``numpy`` module, imported on first use (inside any open :func:`quiet_arrays`)."""
-    module = sys.modules.get("numpy")
+    module: ModuleType | None = sys.modules.get("numpy")
     if module is None or not hasattr(module, "errstate"):
-        import numpy as module  # lazily: ~60 ms of start-up that drafts without sweeps never pay
+        import numpy  # lazily: ~60 ms of start-up that drafts without sweeps never pay
+
+        module = numpy
     if getattr(_local, "depth", 0) and getattr(_local, "late", None) is None:
         late = module.errstate(all="ignore")
         late.__enter__()

@@ -67,7 +67,7 @@ def root(packed: int, degree: int) -> int | None:
     exponents = unpack(packed)
     if any(e % degree for e in exponents):
         return None
-    return sum((e // degree) * _RADIX**i for i, e in enumerate(exponents))
+    return int(sum((e // degree) * _RADIX**i for i, e in enumerate(exponents)))
 
 
 def base_unit_name(packed: int) -> str:

@@ -9,6 +9,7 @@ units.  ``-> unit`` overrides the choice.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from scaling_core.units import dimension
 from scaling_core.units.arrays import is_array, typical
@@ -109,13 +110,13 @@ def _join(number: str, unit: str, label: str | None) -> str:
     return f"{number} {unit}" if unit else number
 
 
-def format_magnitude(value: object, divisor: float, digits: int = SIGNIFICANT_DIGITS) -> str:
+def format_magnitude(value: Any, divisor: float, digits: int = SIGNIFICANT_DIGITS) -> str:
     """Format a scalar or array magnitude divided by ``divisor``."""
     if is_array(value):
         items = [format_number(float(v) / divisor, digits) for v in value[:MAX_ARRAY_ITEMS_SHOWN]]
         more = ", …" if value.size > MAX_ARRAY_ITEMS_SHOWN else ""
         return "[" + ", ".join(items) + more + "]"
-    return format_number(float(value) / divisor, digits)  # type: ignore[arg-type]
+    return format_number(float(value) / divisor, digits)
 
 
 def format_quantity(quantity: Quantity, digits: int = SIGNIFICANT_DIGITS) -> str:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 from scaling_core.units import dimension
 
@@ -51,7 +52,7 @@ class UnitRegistry:
         return sorted(self._units)
 
 
-def _expand(data: dict) -> dict[str, Unit]:
+def _expand(data: dict[str, Any]) -> dict[str, Unit]:
     prefix_sets: dict[str, dict[str, tuple[str, float]]] = {
         name: {sym: (long, float(f)) for sym, (long, f) in table.items()}
         for name, table in data["prefixes"].items()
