@@ -2,7 +2,7 @@
 
 ``book_like`` imitates a scaling-book chapter: mostly prose with lists,
 tables and LaTeX, a calc block every ~50 lines (~2,000 statements per 10,000
-lines, the density SPEC §6 assumes), a few checked code spans and claims per
+lines, the density of a real chapter), a few checked code spans and claims per
 section, and a problem with a hidden answer every other section.  ``dense``
 packs a calculation into almost every line, as a stress test.
 Every check in both passes, so the figures measure work, not error paths.

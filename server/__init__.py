@@ -1,1 +1,1 @@
-"""Margin's application layer: the CLI (and, later, the language server)."""
+"""Margin's application layer: the ``margin`` command line, the language server (``server.lsp``), and file I/O."""

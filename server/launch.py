@@ -1,39 +1,17 @@
-"""The process entry point (``margin`` and ``python -m server``), and module loading.
+"""The process entry point (``margin`` and ``python -m server``): load the command's modules, run it.
 
-Start-up of ``margin lsp`` is dominated by defining classes: ``lsprotocol``
-alone defines about a thousand attrs classes.  Those are long-lived objects,
-so the cyclic garbage collector's passes during import are wasted work
-(measured: ~40 ms of the language server's start), and once loaded they only
-lengthen every later full collection.  :func:`collector_paused` pauses the
-collector while modules load and then freezes what they created out of its
-way.  The code attrs and cattrs generate for those classes comes from
-:mod:`server.code_cache`.
+The modules load with the cyclic collector paused and are then frozen out of
+its way (:mod:`server.collector`); the language server's generated code comes
+from :mod:`server.code_cache`.  An error while loading is an internal error
+(:mod:`server.crash`).
 """
 
 from __future__ import annotations
 
 import gc
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause the cyclic collector for this block; freeze what it created if it imported modules.
-
-    Used for the start-up imports and around queries that may import a lazy
-    dependency (the first hover derivation imports SymPy: ~40k objects whose
-    first full collection blocked the event loop for ~46 ms).
-    """
-    loaded = len(sys.modules)
-    gc.disable()
-    try:
-        yield
-    finally:
-        if len(sys.modules) != loaded:
-            gc.freeze()
-        gc.enable()
+from server.collector import collector_paused
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,13 +1,14 @@
 """Output formats of ``margin check``: text, json, github, sarif, junit.
 
 The JSON schema is versioned (``"version": 1``) and documented in
-``docs/json-schema.md``; lines and columns are 1-based code points.
+``docs/cli.md`` ("JSON schema (version 1)"); lines and columns are 1-based code points.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 import scaling_core
 from scaling_core import Diagnostic, DocumentAnalysis, Quantity, Severity
@@ -58,7 +59,7 @@ def si_value(quantity: Quantity | None) -> tuple[object, str]:
     return magnitude, base_unit_name(quantity.dim)
 
 
-def _diagnostic_json(path: str, analysis: DocumentAnalysis, d: Diagnostic) -> dict:
+def _diagnostic_json(path: str, analysis: DocumentAnalysis, d: Diagnostic) -> dict[str, Any]:
     line, column, end_line, end_column = location(analysis.index, d.span)
     return {
         "path": path, "line": line, "column": column, "end_line": end_line, "end_column": end_column,
@@ -68,7 +69,7 @@ def _diagnostic_json(path: str, analysis: DocumentAnalysis, d: Diagnostic) -> di
     }  # fmt: skip
 
 
-def report_records(analyses: list[DocumentAnalysis], paths: list[str]) -> dict:
+def report_records(analyses: list[DocumentAnalysis], paths: list[str]) -> dict[str, Any]:
     """The JSON report (schema version 1) as Python data: the public API returns this too."""
     diagnostics, checks, problems = [], [], []
     for analysis, path in zip(analyses, paths):

@@ -10,11 +10,12 @@ import glob
 import os
 import re
 import tomllib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from scaling_core import Config, config_from_mapping
+from scaling_core import Config, SourceLoader, config_from_mapping
 from scaling_core.hardware.records import chip_problems
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ def find_project(start: Path, explicit: Path | None = None) -> Project:
     return Project(Path.cwd(), Config(), None)
 
 
-def _read_toml(path: Path) -> dict:
+def _read_toml(path: Path) -> dict[str, Any]:
     try:
         return tomllib.loads(path.read_text("utf-8"))
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
@@ -331,14 +332,32 @@ def display_path(path: Path) -> str:
         return path.as_posix()
 
 
-def make_loader(project: Project):
-    """The import resolver: workspace-relative first, then relative to the importer."""
+def make_loader(
+    root: Project | Path | None,
+    overlay: Mapping[str, str] | None = None,
+    *,
+    display: Callable[[Path], str] = display_path,
+) -> SourceLoader:
+    """The one import resolver, for ``margin check`` and the language server alike.
+
+    ``import "target"`` is looked up relative to ``root`` (a project, or the
+    editor's workspace folder; None: skipped) first, then relative to the
+    importing file.  At each place, ``overlay`` (absolute path -> text: the
+    editor's open documents, read when called, so it may change) is asked
+    before the disk, so an import sees unsaved edits.  The path returned names
+    the imported file in diagnostics and locations: ``display(path)``,
+    relative to the current folder by default.
+    """
+    base_folder = root.root if isinstance(root, Project) else root
 
     def load(importer: str, target: str) -> tuple[str, str] | None:
-        for base in (project.root, Path(importer).parent):
+        bases = (Path(importer).parent,) if base_folder is None else (base_folder, Path(importer).parent)
+        for base in bases:
             candidate = (base / target).resolve()
+            if overlay is not None and (text := overlay.get(str(candidate))) is not None:
+                return display(candidate), text
             if candidate.is_file():
-                return display_path(candidate), read_text(candidate)
+                return display(candidate), read_text(candidate)
         return None
 
     return load

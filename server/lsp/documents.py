@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -44,6 +44,29 @@ class Document:
     def converter(self, encoding: str) -> PositionConverter:
         """Position conversion for this version of the text."""
         return PositionConverter(self.index, encoding)
+
+
+class OpenTexts(Mapping[str, str]):
+    """The open documents' texts by file path: the import loader's overlay.
+
+    A live view of ``documents`` (uri -> :class:`Document`): an import
+    resolved later sees the versions open then.
+    """
+
+    def __init__(self, documents: Mapping[str, Document]) -> None:
+        self._documents = documents
+
+    def __getitem__(self, path: str) -> str:
+        for document in list(self._documents.values()):  # a snapshot: read from the analysis thread
+            if document.path == path:
+                return document.text
+        raise KeyError(path)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([document.path for document in self._documents.values()])
+
+    def __len__(self) -> int:
+        return len(self._documents)
 
 
 def apply_changes(

@@ -1,30 +1,85 @@
-"""LSP features: each handler gets state, calls one core query, converts."""
+"""LSP features: each handler gets state, calls one core query, converts.
+
+A request about one document starts the same way everywhere: wait for the
+analysis of its current version, answer "nothing" when it is not open.  That
+preamble is :func:`_on_snapshot`, once; the handler gets a :class:`Snapshot`.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import functools
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, NamedTuple, TypeVar, cast
 
 from lsprotocol import types
 
-from scaling_core import DocumentAnalysis
+from scaling_core import DocumentAnalysis, LineIndex, Span
 from scaling_core.queries.actions import code_actions
 from scaling_core.queries.assist import completions, signature_at
 from scaling_core.queries.hover import hover_at
 from scaling_core.queries.navigation import Symbol, binding_at, document_symbols, is_valid_name, references_to
-from server.launch import collector_paused
+from server.collector import collector_paused
 from server.lsp.convert import PositionConverter, diagnostic
-from server.lsp.documents import Document, path_to_uri
+from server.lsp.documents import Document, apply_changes, path_to_uri
+from server.lsp.server import MarginServer
+from server.workspace import Project, discover, read_text
 
-if TYPE_CHECKING:
-    from server.lsp.app import MarginServer
+_Result = TypeVar("_Result")
 
 _COMPLETION_KIND = {
     "variable": types.CompletionItemKind.Variable, "field": types.CompletionItemKind.Field,
     "function": types.CompletionItemKind.Function, "unit": types.CompletionItemKind.Unit,
     "chip": types.CompletionItemKind.Module,
 }  # fmt: skip
+
+
+class Snapshot(NamedTuple):
+    """One document version as a request sees it: the text, its analysis, its position converter."""
+
+    document: Document
+    analysis: DocumentAnalysis
+    converter: PositionConverter
+
+    def offset(self, position: types.Position) -> int:
+        """The code-point offset of an LSP position in this version."""
+        return self.converter.offset(position)
+
+    def span(self, lsp_range: types.Range) -> Span:
+        """The span of an LSP range in this version."""
+        return self.converter.span(lsp_range)
+
+
+#: A request handler that needs the document: (server, params, snapshot) -> answer.
+_Handler = Callable[[MarginServer, Any, Snapshot], Awaitable[_Result]]
+#: What pygls calls: (server, params) -> answer.
+_Request = Callable[[MarginServer, Any], Awaitable[_Result]]
+
+
+def _on_snapshot(empty: Callable[[], object]) -> Callable[[_Handler[_Result]], _Request[_Result]]:
+    """The preamble of every request about one document (``params.text_document.uri``), once.
+
+    The decorated handler is called with the :class:`Snapshot` of the current
+    version (waiting for its analysis if needed); when the document is not
+    open, the request is answered with ``empty()`` and the handler not called.
+    """
+
+    def decorate(handler: _Handler[_Result]) -> _Request[_Result]:
+        @functools.wraps(handler)
+        async def answer(ls: MarginServer, params: Any) -> _Result:
+            snapshot = await _snapshot(ls, params.text_document.uri)
+            if snapshot is None:
+                return cast(_Result, empty())  # "nothing", in the form this request answers it
+            return await handler(ls, params, snapshot)
+
+        return answer
+
+    return decorate
+
+
+def _none() -> None:
+    return None
 
 
 def register(server: MarginServer) -> None:
@@ -34,12 +89,10 @@ def register(server: MarginServer) -> None:
     def did_open(ls: MarginServer, params: types.DidOpenTextDocumentParams) -> None:
         item = params.text_document
         ls.state.documents[item.uri] = Document(item.uri, item.version, item.text)
-        ls.state.schedule(item.uri, 0)
+        ls.state.schedule(item.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: MarginServer, params: types.DidChangeTextDocumentParams) -> None:
-        from server.lsp.documents import apply_changes
-
         uri = params.text_document.uri
         document = ls.state.documents.get(uri)
         if document is None:
@@ -54,7 +107,7 @@ def register(server: MarginServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: MarginServer, params: types.DidSaveTextDocumentParams) -> None:
         if ls.state.config.check_frequency in ("edit", "save"):
-            ls.state.schedule(params.text_document.uri, 0)
+            ls.state.schedule(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: MarginServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -66,10 +119,10 @@ def register(server: MarginServer) -> None:
         types.TEXT_DOCUMENT_DIAGNOSTIC,
         types.DiagnosticOptions(identifier="margin", inter_file_dependencies=True, workspace_diagnostics=True),
     )
-    async def document_diagnostic(ls: MarginServer, params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
-        snapshot = await _snapshot(ls, params.text_document.uri)
-        if snapshot is None:
-            return types.RelatedFullDocumentDiagnosticReport(items=[])
+    @_on_snapshot(lambda: types.RelatedFullDocumentDiagnosticReport(items=[]))
+    async def document_diagnostic(
+        ls: MarginServer, params: types.DocumentDiagnosticParams, snapshot: Snapshot
+    ) -> types.DocumentDiagnosticReport:
         document, analysis, converter = snapshot
         result_id = f"{document.uri}@{document.version}"
         if params.previous_result_id == result_id:
@@ -82,22 +135,18 @@ def register(server: MarginServer) -> None:
         return types.WorkspaceDiagnosticReport(items=await _check_workspace(ls, params.work_done_token))
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
-    async def hover(ls: MarginServer, params: types.HoverParams) -> types.Hover | None:
-        snapshot = await _snapshot(ls, params.text_document.uri)
-        if snapshot is None:
-            return None
-        document, analysis, converter = snapshot
+    @_on_snapshot(_none)
+    async def hover(ls: MarginServer, params: types.HoverParams, snapshot: Snapshot) -> types.Hover | None:
         # Off the event loop: the first derivation of a formula imports SymPy (~0.2 s).
-        text = await asyncio.get_running_loop().run_in_executor(None, _hover_text, analysis, converter.offset(params.position))
+        offset = snapshot.offset(params.position)
+        text = await asyncio.get_running_loop().run_in_executor(None, _hover_text, snapshot.analysis, offset)
         return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, text)) if text else None
 
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
-    async def inlay_hint(ls: MarginServer, params: types.InlayHintParams) -> list[types.InlayHint]:
-        snapshot = await _snapshot(ls, params.text_document.uri)
-        if snapshot is None:
-            return []
-        document, analysis, converter = snapshot
-        wanted = converter.span(params.range)
+    @_on_snapshot(list)
+    async def inlay_hint(ls: MarginServer, params: types.InlayHintParams, snapshot: Snapshot) -> list[types.InlayHint]:
+        _document, analysis, converter = snapshot
+        wanted = snapshot.span(params.range)
         hints = []
         for value in analysis.values:
             if wanted.start <= value.span.end <= wanted.end:
@@ -112,12 +161,10 @@ def register(server: MarginServer) -> None:
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.Refactor]),
     )
-    async def code_action(ls: MarginServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-        snapshot = await _snapshot(ls, params.text_document.uri)
-        if snapshot is None:
-            return []
+    @_on_snapshot(list)
+    async def code_action(ls: MarginServer, params: types.CodeActionParams, snapshot: Snapshot) -> list[types.CodeAction]:
         document, analysis, converter = snapshot
-        span = converter.span(params.range)
+        span = snapshot.span(params.range)
         result = []
         for action in code_actions(analysis, span.start, span.end):
             edits = [types.TextEdit(converter.range(s), text) for s, text in action.edits]
@@ -128,24 +175,17 @@ def register(server: MarginServer) -> None:
         return result
 
     @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=["."]))
-    async def completion(ls: MarginServer, params: types.CompletionParams) -> list[types.CompletionItem]:
-        snapshot = await _snapshot(ls, params.text_document.uri)
-        if snapshot is None:
-            return []
-        document, analysis, converter = snapshot
-        offset = converter.offset(params.position)
+    @_on_snapshot(list)
+    async def completion(ls: MarginServer, params: types.CompletionParams, snapshot: Snapshot) -> list[types.CompletionItem]:
         return [
             types.CompletionItem(c.label, kind=_COMPLETION_KIND[c.kind], detail=c.detail, documentation=c.documentation or None)
-            for c in completions(analysis, offset)
+            for c in completions(snapshot.analysis, snapshot.offset(params.position))
         ]
 
     @server.feature(types.TEXT_DOCUMENT_SIGNATURE_HELP, types.SignatureHelpOptions(trigger_characters=["(", ","]))
-    async def signature_help(ls: MarginServer, params: types.SignatureHelpParams) -> types.SignatureHelp | None:
-        snapshot = await _snapshot(ls, params.text_document.uri)
-        if snapshot is None:
-            return None
-        document, analysis, converter = snapshot
-        found = signature_at(analysis, converter.offset(params.position))
+    @_on_snapshot(_none)
+    async def signature_help(ls: MarginServer, params: types.SignatureHelpParams, snapshot: Snapshot) -> types.SignatureHelp | None:
+        found = signature_at(snapshot.analysis, snapshot.offset(params.position))
         if found is None:
             return None
         parameters = [types.ParameterInformation(label=p) for p in found.parameters]
@@ -153,12 +193,9 @@ def register(server: MarginServer) -> None:
         return types.SignatureHelp([info], active_signature=0, active_parameter=min(found.active, max(len(parameters) - 1, 0)))
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
-    async def definition(ls: MarginServer, params: types.DefinitionParams) -> types.Location | None:
-        snapshot = await _snapshot(ls, params.text_document.uri)
-        if snapshot is None:
-            return None
-        document, analysis, converter = snapshot
-        binding = binding_at(analysis, converter.offset(params.position))
+    @_on_snapshot(_none)
+    async def definition(ls: MarginServer, params: types.DefinitionParams, snapshot: Snapshot) -> types.Location | None:
+        binding = binding_at(snapshot.analysis, snapshot.offset(params.position))
         if binding is None:
             return None
         return await _location(ls, binding.path, binding.span)
@@ -178,11 +215,9 @@ def register(server: MarginServer) -> None:
         return types.WorkspaceEdit(changes={uri: [types.TextEdit(r, params.new_name) for r in ranges] for uri, ranges in found.items()})
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    async def document_symbol(ls: MarginServer, params: types.DocumentSymbolParams) -> list[types.DocumentSymbol]:
-        snapshot = await _snapshot(ls, params.text_document.uri)
-        if snapshot is None:
-            return []
-        document, analysis, converter = snapshot
+    @_on_snapshot(list)
+    async def document_symbol(ls: MarginServer, params: types.DocumentSymbolParams, snapshot: Snapshot) -> list[types.DocumentSymbol]:
+        _document, analysis, converter = snapshot
 
         def convert(symbol: Symbol) -> types.DocumentSymbol:
             kind = types.SymbolKind.Namespace if symbol.kind == "problem" else types.SymbolKind.Variable
@@ -192,11 +227,9 @@ def register(server: MarginServer) -> None:
         return [convert(s) for s in document_symbols(analysis)]
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
-    async def code_lens(ls: MarginServer, params: types.CodeLensParams) -> list[types.CodeLens]:
-        snapshot = await _snapshot(ls, params.text_document.uri)
-        if snapshot is None:
-            return []
-        document, analysis, converter = snapshot
+    @_on_snapshot(list)
+    async def code_lens(ls: MarginServer, params: types.CodeLensParams, snapshot: Snapshot) -> list[types.CodeLens]:
+        _document, analysis, converter = snapshot
         marks = {"pass": "✓", "fail": "✗", "untested": "○"}
         return [
             types.CodeLens(converter.range(p.title_span),
@@ -210,22 +243,17 @@ def _hover_text(analysis: DocumentAnalysis, offset: int) -> str | None:
         return hover_at(analysis, offset)
 
 
-async def _snapshot(ls: MarginServer, uri: str) -> tuple[Document, DocumentAnalysis, PositionConverter] | None:
-    """The current version of ``uri``, its analysis and its position converter."""
+async def _snapshot(ls: MarginServer, uri: str) -> Snapshot | None:
+    """The current version of ``uri``, its analysis and its position converter; None when not open."""
     current = await ls.state.analysis(uri)
     if current is None:
         return None
     document, analysis = current
-    return document, analysis, document.converter(ls.encoding)
+    return Snapshot(document, analysis, document.converter(ls.encoding))
 
 
 async def _check_workspace(ls: MarginServer, token: types.ProgressToken | None) -> list[types.WorkspaceDocumentDiagnosticReport]:
     """Every draft of the workspace (open ones as edited), with ``$/progress`` reports."""
-    import asyncio
-
-    from server.lsp.documents import Document
-    from server.workspace import Project, discover, read_text
-
     if ls.state.root is None:
         return []
     files = discover([ls.state.root], Project(ls.state.root, ls.state.config, None))
@@ -258,15 +286,12 @@ async def _check_workspace(ls: MarginServer, token: types.ProgressToken | None) 
     return reports
 
 
-async def _location(ls: MarginServer, path: str, span) -> types.Location:
+async def _location(ls: MarginServer, path: str, span: Span) -> types.Location:
+    """Where ``span`` of ``path`` is: in its open version if open, else as on disk."""
     uri = path_to_uri(path)
     current = await ls.state.analysis(uri) if uri in ls.state.documents else None
     if current is not None:
         return types.Location(uri, current[0].converter(ls.encoding).range(span))
-    from scaling_core import LineIndex
-    from server.lsp.convert import PositionConverter
-    from server.workspace import read_text
-
     return types.Location(uri, PositionConverter(LineIndex(read_text(Path(path))), ls.encoding).range(span))
 
 
@@ -275,8 +300,7 @@ async def _occurrences(ls: MarginServer, uri: str, position: types.Position, inc
     snapshot = await _snapshot(ls, uri)
     if snapshot is None:
         return {}
-    _document, analysis, converter = snapshot
-    target = binding_at(analysis, converter.offset(position))
+    target = binding_at(snapshot.analysis, snapshot.offset(position))
     if target is None:
         return {}
     found: dict[str, list[types.Range]] = {}

@@ -1,8 +1,10 @@
-"""Server state: open documents, analyses keyed by version, debounced scheduling.
+"""Server state: open documents, analyses keyed by version, scheduling.
 
 Analyses run in one worker thread on immutable text snapshots, so requests
-keep being answered meanwhile.  A result is stored only if its document is
-still at the version it analysed; older work is dropped, never published.
+keep being answered meanwhile.  An analysis starts as soon as the changes
+already received are applied (no timed debounce: a burst is analysed once).
+A result is stored only if its document is still at the version it analysed;
+older work is dropped, never published.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -18,8 +20,8 @@ from typing import Any
 from scaling_core import AnalysisCancelled, Config, DocumentAnalysis, analyze_document, config_from_mapping
 from scaling_core.document.analysis import ImportContext
 from scaling_core.document.incremental import RegionCache
-from server.lsp.documents import Document
-from server.workspace import UsageError, find_project, read_text
+from server.lsp.documents import Document, OpenTexts
+from server.workspace import UsageError, find_project, make_loader
 
 log = logging.getLogger(__name__)
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
@@ -54,7 +56,7 @@ def _with(base: Config, editor: Config) -> Config:
 class State:
     """Documents, configuration and analyses for one client session."""
 
-    def __init__(self, publish: Callable[[Document, DocumentAnalysis], Awaitable[None] | None]) -> None:
+    def __init__(self, publish: Callable[[Document, DocumentAnalysis], None]) -> None:
         self.documents: dict[str, Document] = {}
         self.analyses: dict[str, tuple[int, DocumentAnalysis]] = {}
         self.caches: dict[str, RegionCache] = {}
@@ -62,9 +64,8 @@ class State:
         self.cancelled = 0
         self.config = Config()
         self.root: Path | None = None
-        #: Extra wait before analysing an edit.  None is needed: changes already received are
-        #: applied first, and a running analysis stops when a newer version arrives.
-        self.debounce_s = 0.0
+        #: Resolves imports: open documents first, then the disk (rebuilt when the root changes).
+        self.loader = make_loader(None, OpenTexts(self.documents), display=str)
         self._publish = publish
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._waiters: dict[tuple[str, int], list[asyncio.Future[DocumentAnalysis]]] = {}
@@ -84,11 +85,12 @@ class State:
         if self._settings_ready is not None:
             self._settings_ready.set()
         for uri in list(self.documents):
-            self.schedule(uri, 0)
+            self.schedule(uri)
 
     def set_root(self, root: Path | None) -> list[str]:
         """Load the project configuration from the workspace root."""
         self.root = root
+        self.loader = make_loader(root, OpenTexts(self.documents), display=str)
         if root is None:
             return []
         try:
@@ -98,18 +100,6 @@ class State:
         return []
 
     # -- documents -----------------------------------------------------------
-    def loader(self, importer: str, target: str) -> tuple[str, str] | None:
-        """Imports see open documents first, then the disk."""
-        bases = [b for b in (self.root, Path(importer).parent) if b is not None]
-        for base in bases:
-            candidate = (base / target).resolve()
-            for document in self.documents.values():
-                if document.path == str(candidate):
-                    return document.path, document.text
-            if candidate.is_file():
-                return str(candidate), read_text(candidate)
-        return None
-
     def analyze_now(self, document: Document) -> DocumentAnalysis | None:
         """Analyse a snapshot synchronously (runs in the worker thread), reusing unchanged regions.
 
@@ -133,12 +123,12 @@ class State:
         return analyze_document(document.text, document.path, self.config, context=ImportContext(self.loader))
 
     # -- scheduling ----------------------------------------------------------
-    def schedule(self, uri: str, delay: float | None = None) -> None:
-        """(Re)start the debounced analysis of ``uri``."""
+    def schedule(self, uri: str) -> None:
+        """(Re)start the analysis of ``uri``: it runs once the changes already received are applied."""
         pending = self._pending.pop(uri, None)
         if pending is not None:
             pending.cancel()
-        task = asyncio.get_running_loop().create_task(self._run(uri, self.debounce_s if delay is None else delay))
+        task = asyncio.get_running_loop().create_task(self._run(uri))
         self._pending[uri] = task
         task.add_done_callback(self._log_failure)
 
@@ -152,8 +142,8 @@ class State:
         if not task.cancelled() and task.exception() is not None:
             log.error("analysis failed", exc_info=task.exception())
 
-    async def _run(self, uri: str, delay: float) -> None:
-        await asyncio.sleep(delay)  # even 0 lets changes already received land first: a burst is analysed once
+    async def _run(self, uri: str) -> None:
+        await asyncio.sleep(0)  # lets changes already received land first: a burst is analysed once
         if self._settings_ready is not None:
             await self._settings_ready.wait()
         document = self.documents.get(uri)
@@ -170,9 +160,7 @@ class State:
             for waiter in self._waiters.pop(key):
                 if not waiter.done():
                     waiter.set_result(analysis)
-        published = self._publish(document, analysis)
-        if published is not None:
-            await published
+        self._publish(document, analysis)
         del previous
 
     async def analysis(self, uri: str) -> tuple[Document, DocumentAnalysis] | None:
@@ -186,7 +174,7 @@ class State:
         waiter: asyncio.Future[DocumentAnalysis] = asyncio.get_running_loop().create_future()
         self._waiters.setdefault((uri, document.version), []).append(waiter)
         if uri not in self._pending or self._pending[uri].done():
-            self.schedule(uri, 0)
+            self.schedule(uri)
         analysis = await waiter
         return self.documents.get(uri, document), analysis
 

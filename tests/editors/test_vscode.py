@@ -1,7 +1,13 @@
-"""The VS Code client type-checks (strict) and bundles against the real vscode-languageclient."""
+"""The VS Code client type-checks (strict) and bundles against the real vscode-languageclient.
+
+The default run never reaches the network: npm installs the client's packages
+from its own cache only (``--offline``), and the test is skipped when they are
+not there.  ``MARGIN_NETWORK_TESTS=1`` lets npm download them.
+"""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -11,6 +17,7 @@ import pytest
 from tests.conftest import ROOT
 
 NPM = shutil.which("npm")
+NETWORK = os.environ.get("MARGIN_NETWORK_TESTS") == "1"
 
 
 @pytest.mark.skipif(NPM is None, reason="needs node and npm")
@@ -21,8 +28,11 @@ def test_vscode_client_typechecks_and_bundles(tmp_path: Path) -> None:
         result = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=300)
         assert result.returncode == 0, result.stdout + result.stderr
 
-    install = subprocess.run([NPM, "install", "--no-audit", "--no-fund", "--loglevel=error"],  # type: ignore[list-item]
+    offline = [] if NETWORK else ["--offline"]  # --offline: from npm's cache, no request at all
+    install = subprocess.run([NPM, "install", "--no-audit", "--no-fund", "--loglevel=error", *offline],  # type: ignore[list-item]
                              cwd=project, capture_output=True, text=True, timeout=300)  # fmt: skip
+    if install.returncode and not NETWORK and "ENOTCACHED" in install.stderr:
+        pytest.skip("the client's npm packages are not in npm's cache: set MARGIN_NETWORK_TESTS=1 to download them")
     if install.returncode and any(e in install.stderr for e in ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT")):
         pytest.skip("the npm registry is unreachable")
     assert install.returncode == 0, install.stderr

@@ -8,10 +8,10 @@ import sys
 import time
 
 from lsprotocol import types
-from pytest_lsp import LanguageClient
 
-from server.launch import collector_paused
+from server.collector import collector_paused
 from server.lsp.loop_monitor import LoopMonitor
+from tests.lsp.conftest import RecordingClient
 
 
 async def _samples(monitor: LoopMonitor, more_than: int) -> None:
@@ -46,7 +46,8 @@ def test_collector_is_paused_inside_and_new_modules_are_frozen() -> None:
         gc.unfreeze()
 
 
-async def test_server_stats_without_the_monitor(client: LanguageClient) -> None:
+async def test_server_stats_without_the_monitor(fresh_client: RecordingClient) -> None:
+    client = fresh_client  # a server of its own: nothing cancelled yet
     stats = await client.protocol.send_request_async("margin/serverStats", {})
     assert stats.loop is None and stats.analyses_cancelled == 0
     hover = await client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier("file:///none.md"), types.Position(0, 0)))

@@ -1,11 +1,25 @@
-"""End-to-end: the real server over stdio, under the Neovim and VS Code profiles."""
+"""End-to-end: the real server over stdio, under the Neovim and VS Code profiles.
+
+The ``@SHARED_SERVER`` tests share one server per profile, so each opens documents of its own names.
+"""
 
 from __future__ import annotations
 
-from lsprotocol import types
-from pytest_lsp import LanguageClient
+from pathlib import Path
 
-from tests.lsp.conftest import character, diagnostics, encoding, next_publish, open_document, uses_pull
+from lsprotocol import types
+
+from tests.lsp.conftest import (
+    SHARED_SERVER,
+    WORKSPACE,
+    RecordingClient,
+    character,
+    diagnostics,
+    encoding,
+    next_publish,
+    open_document,
+    uses_pull,
+)
 
 DRAFT = (
     "# 速度 🚀 draft\u2028still the title line\n"
@@ -18,7 +32,8 @@ DRAFT = (
 )
 
 
-async def test_diagnostics_have_exact_ranges_with_emoji_cjk_and_line_separators(client: LanguageClient) -> None:
+@SHARED_SERVER
+async def test_diagnostics_have_exact_ranges_with_emoji_cjk_and_line_separators(client: RecordingClient) -> None:
     uri = await open_document(client, "draft.md", DRAFT)
     found = await diagnostics(client, uri, 1)
     line = DRAFT.split("\n")[6]
@@ -34,7 +49,8 @@ async def test_diagnostics_have_exact_ranges_with_emoji_cjk_and_line_separators(
     assert encoding(client) == ("utf-8" if client.capabilities.general.position_encodings else "utf-16")
 
 
-async def test_inlay_hints_show_values_and_passing_claims(client: LanguageClient) -> None:
+@SHARED_SERVER
+async def test_inlay_hints_show_values_and_passing_claims(client: RecordingClient) -> None:
     text = "```calc\nt = 1.7e7 byte / (9e10 byte/s)\n```\n\nAbout 189 µs<!-- ≈ t -->.\n"
     uri = await open_document(client, "hints.md", text)
     await diagnostics(client, uri, 1)
@@ -46,7 +62,8 @@ async def test_inlay_hints_show_values_and_passing_claims(client: LanguageClient
     assert (4, " ✓") in labels
 
 
-async def test_hover_shows_the_derivation(client: LanguageClient) -> None:
+@SHARED_SERVER
+async def test_hover_shows_the_derivation(client: RecordingClient) -> None:
     text = "```calc\nt = allgather_time(bf16[1024, 4096].bytes, 4, tpu_v5e)\n```\n"
     uri = await open_document(client, "hover.md", text)
     await diagnostics(client, uri, 1)
@@ -57,7 +74,8 @@ async def test_hover_shows_the_derivation(client: LanguageClient) -> None:
     assert "https://jax-ml.github.io/scaling-book/tpus/" in hover.contents.value
 
 
-async def test_hover_after_typing_above_the_block(client: LanguageClient) -> None:
+@SHARED_SERVER
+async def test_hover_after_typing_above_the_block(client: RecordingClient) -> None:
     # The block's results are replayed at their new place; the derivation's tree is shifted on demand.
     text = "# T\n\n## Section\n\n```calc\nt = allgather_time(bf16[1024, 4096].bytes, 4, tpu_v5e)\n```\n"
     uri = await open_document(client, "typed.md", text)
@@ -72,7 +90,8 @@ async def test_hover_after_typing_above_the_block(client: LanguageClient) -> Non
     assert hover is not None and "93.21 µs" in hover.contents.value and "Max(V/W_ici, X*t_hop/2)" in hover.contents.value
 
 
-async def test_quick_fix_makes_the_diagnostic_go_away_and_changes_nothing_else(client: LanguageClient) -> None:
+@SHARED_SERVER
+async def test_quick_fix_makes_the_diagnostic_go_away_and_changes_nothing_else(client: RecordingClient) -> None:
     uri = await open_document(client, "fix.md", DRAFT)
     failing = next(d for d in await diagnostics(client, uri, 1) if "170 ms" in d.message)
     actions = await client.text_document_code_action_async(
@@ -92,7 +111,8 @@ async def test_quick_fix_makes_the_diagnostic_go_away_and_changes_nothing_else(c
     assert [d.code for d in after] == ["C001"]  # the unrelated `2 * 3 = 7` is untouched
 
 
-async def test_rename_across_two_files(client: LanguageClient) -> None:
+@SHARED_SERVER
+async def test_rename_across_two_files(client: RecordingClient) -> None:
     constants = (await open_document(client, "constants.md", "# Constants\n\n```calc\nW = 4.5e10 byte/s\n```\n"))
     chapter = await open_document(client, "chapter.md", '```calc\nimport "constants.md"\nt = 1.7e7 byte / W\n```\n')
     await diagnostics(client, chapter, 1)
@@ -104,7 +124,8 @@ async def test_rename_across_two_files(client: LanguageClient) -> None:
     assert [(e.range.start.line, e.range.start.character, e.new_text) for e in edit.changes[chapter]] == [(2, 17, "W_ici")]
 
 
-async def test_no_stale_diagnostics_after_rapid_edits(client: LanguageClient) -> None:
+@SHARED_SERVER
+async def test_no_stale_diagnostics_after_rapid_edits(client: RecordingClient) -> None:
     uri = await open_document(client, "rapid.md", "`2 * 3 = 6`\n")
     await diagnostics(client, uri, 1)
     for version in range(2, 22):
@@ -117,11 +138,12 @@ async def test_no_stale_diagnostics_after_rapid_edits(client: LanguageClient) ->
     final = await diagnostics(client, uri, 21)
     assert [d.code for d in final] == ["C001"]
     assert "not = 21" in final[0].message
-    published = [version for (published_uri, version) in getattr(client, "published", {}) if published_uri == uri]
+    published = [version for (published_uri, version) in client.published if published_uri == uri]
     assert published == sorted(published), "an older version was published after a newer one"
 
 
-async def test_completion_signature_symbols_and_definition(client: LanguageClient) -> None:
+@SHARED_SERVER
+async def test_completion_signature_symbols_and_definition(client: RecordingClient) -> None:
     text = "```calc\nB = 128\nx = allgather_time(B, 4, h100)\ny = h100.\n```\n\n**Question 1:** `B * 2 = 256`\n"
     uri = await open_document(client, "assist.md", text)
     await diagnostics(client, uri, 1)
@@ -135,16 +157,23 @@ async def test_completion_signature_symbols_and_definition(client: LanguageClien
     )
     assert help_ is not None and help_.signatures[0].label == "allgather_time(V, X, chip)" and help_.active_parameter == 1
     symbols = await client.text_document_document_symbol_async(types.DocumentSymbolParams(types.TextDocumentIdentifier(uri)))
-    assert [s.name for s in symbols][:3] == ["B", "x", "y"] or "Question 1" in [s.name for s in symbols]
+    # `x = allgather_time(B, 4, h100)` fails (N003: h100 has no ICI), so it defines nothing.
+    assert [(s.name, s.kind, s.detail) for s in symbols] == [
+        ("B", types.SymbolKind.Variable, "128"),
+        ("y", types.SymbolKind.Variable, "h100"),
+        ("Question 1", types.SymbolKind.Namespace, "pass: 1/1 checks pass"),
+    ]
     location = await client.text_document_definition_async(
         types.DefinitionParams(types.TextDocumentIdentifier(uri), types.Position(2, 19))
     )
     assert location is not None and location.range.start.line == 1
 
 
-async def test_importers_are_rechecked_when_an_import_changes(client: LanguageClient) -> None:
-    constants = await open_document(client, "constants.md", "```calc\nW = 4.5e10 byte/s\n```\n")
-    chapter = await open_document(client, "chapter.md", '```calc\nimport "constants.md"\n1.7e7 byte / W ≈ 378 us\n```\n')
+@SHARED_SERVER
+async def test_importers_are_rechecked_when_an_import_changes(client: RecordingClient) -> None:
+    # Neither is on disk: the import is resolved from the open documents.
+    constants = await open_document(client, "imported.md", "```calc\nW = 4.5e10 byte/s\n```\n")
+    chapter = await open_document(client, "importer.md", '```calc\nimport "imported.md"\n1.7e7 byte / W ≈ 378 us\n```\n')
     assert await diagnostics(client, chapter, 1) == []
     client.text_document_did_change(
         types.DidChangeTextDocumentParams(
@@ -160,7 +189,8 @@ async def test_importers_are_rechecked_when_an_import_changes(client: LanguageCl
     assert [d.code for d in rechecked] == ["C001"]
 
 
-async def test_settings_from_workspace_configuration_apply(client: LanguageClient) -> None:
+async def test_settings_from_workspace_configuration_apply(fresh_client: RecordingClient) -> None:
+    client = fresh_client  # settings are per server: this test has its own
     uri = await open_document(client, "settings.md", "`5 * 2 ≈ 10.9` is close enough.\n")
     assert [d.code for d in await diagnostics(client, uri, 1)] == ["C001"]  # 9% is outside the default 5%
     client.set_configuration({"tolerance": 0.2, "severity": {"N008": "off"}}, section="margin")
@@ -171,9 +201,8 @@ async def test_settings_from_workspace_configuration_apply(client: LanguageClien
         assert await next_publish(client, uri, lambda items: not items) == []
 
 
-async def test_workspace_diagnostics_report_progress(client: LanguageClient) -> None:
-    from tests.lsp.conftest import WORKSPACE
-
+@SHARED_SERVER
+async def test_workspace_diagnostics_report_progress(client: RecordingClient) -> None:
     report = await client.workspace_diagnostic_async(types.WorkspaceDiagnosticParams(previous_result_ids=[]))
     by_name = {item.uri.rsplit("/", 1)[-1]: item for item in report.items}
     assert {"constants.md", "wrong.md"} <= set(by_name)
@@ -215,3 +244,24 @@ def test_an_empty_lua_table_is_empty_settings() -> None:
     assert problems == [] and config.tolerance == 0.02
     _config, problems = settings_to_config(Config(), {"margin": [1, 2]})
     assert problems == ["settings must be an object"]
+
+
+def test_imports_see_open_documents_before_the_disk(tmp_path: Path) -> None:
+    """One loader for the CLI and the server; the server's overlay of open documents comes first."""
+    from scaling_core import Config
+    from server.workspace import Project, make_loader
+
+    (tmp_path / "constants.md").write_text("on disk", "utf-8")
+    (tmp_path / "sub").mkdir()
+    importer = str(tmp_path / "sub" / "chapter.md")
+    edited, unsaved = str(tmp_path / "constants.md"), str(tmp_path / "sub" / "unsaved.md")
+    overlay = {edited: "as edited", unsaved: "not saved yet"}
+    editor = make_loader(tmp_path, overlay, display=str)  # the root first, then beside the importer
+    assert editor(importer, "constants.md") == (edited, "as edited")
+    assert editor(importer, "unsaved.md") == (unsaved, "not saved yet")
+    assert editor(importer, "missing.md") is None
+    assert make_loader(None, overlay, display=str)(importer, "../constants.md") == (edited, "as edited")
+    cli = make_loader(Project(tmp_path, Config(), None))
+    found = cli(importer, "constants.md")
+    assert found is not None and found[1] == "on disk"
+    assert cli(importer, "unsaved.md") is None
