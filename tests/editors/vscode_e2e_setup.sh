@@ -45,5 +45,12 @@ install_into() {  # folder, packages...
 [ -x "$E2E/code-server/node_modules/.bin/code-server" ] || install_into "$E2E/code-server" code-server@4.100.3
 [ -x "$E2E/vsce/node_modules/.bin/vsce" ] || install_into "$E2E/vsce" --ignore-scripts @vscode/vsce@3.9.2  # keytar (optional) needs libsecret
 
+# The VS Code client's own packages go into npm's cache here, so that the tests
+# (tests/editors/test_vscode*.py) install them with --offline: no network in the test run.
+client="$E2E/client-packages"
+rm -rf "$client" && mkdir -p "$client" && cp "$(dirname "$0")/../../editors/vscode/package.json" "$client/"
+(cd "$client" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null 2>&1) \
+  || echo "the VS Code client's packages could not be cached: the client tests will be skipped" >&2
+
 XDG_CONFIG_HOME="$E2E/xdg-config" XDG_DATA_HOME="$E2E/xdg-data" "$E2E/code-server/node_modules/.bin/code-server" --version >/dev/null
 echo "VS Code end-to-end tools ready in $E2E"
