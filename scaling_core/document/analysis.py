@@ -14,11 +14,12 @@ from functools import partial
 
 from scaling_core.config import Config
 from scaling_core.diagnostics import CODES, Diagnostic, Severity, make_diagnostic
+from scaling_core.document.effects import region_bounds
 from scaling_core.document.extract import extract
-from scaling_core.document.incremental import RegionCache
+from scaling_core.document.incremental import RegionCache, region_key
 from scaling_core.document.interpret import Interpreter
-from scaling_core.document.regions import CalcRegion, ClaimRegion, CodeSpanRegion, ProblemRegion, Suppression
-from scaling_core.document.results import Binding, CheckKind, CheckResult, CheckStatus, DocumentAnalysis, ProblemStatus
+from scaling_core.document.regions import CalcRegion, ClaimRegion, CodeSpanRegion, ProblemRegion, Region, Suppression
+from scaling_core.document.results import Binding, CheckResult, CheckStatus, DocumentAnalysis, ProblemStatus
 from scaling_core.document.verdicts import problem_diagnostic, problem_verdict, span_start
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.values import EvaluationError, Limits
@@ -107,44 +108,51 @@ def _analyze(
 
     interpreter = Interpreter(
         default_registry(), text, hardware_records(config), path, config.tolerance,
-        Limits(max_array_elements=config.max_array_elements), import_names, cache=cache,
+        Limits(max_array_elements=config.max_array_elements), import_names, stamp_bindings=cache is not None,
     )  # fmt: skip
     try:
         with quiet_arrays():
-            _interpret(found.regions, found.problems, interpreter, config, check_stop)
+            _interpret(found.regions, found.problems, interpreter, config, cache, check_stop)
     except BaseException:
         interpreter.release()
         raise
 
-    diagnostics = found.diagnostics + interpreter.diagnostics
+    results = interpreter.results
+    diagnostics = found.diagnostics + results.diagnostics
     for block in found.python_blocks:
         why = "the workspace is not trusted (set trust = true)" if not config.trust else "running trusted Python is not available in this version"
         diagnostics.append(make_diagnostic("T001", f"python calc block not run: {why}", block.info_span))
     suppressions = found.suppressions + _calc_suppressions(found.regions, index)
     diagnostics = _suppress(diagnostics, suppressions)
-    interpreter.checks = sorted((_unless_suppressed(c, suppressions, config) for c in interpreter.checks), key=span_start)
+    checks = sorted((_unless_suppressed(c, suppressions, config) for c in results.checks), key=span_start)
     errors = sorted((d for d in diagnostics if d.severity is Severity.ERROR), key=span_start)
-    problems, checks = found.problems, interpreter.checks
+    problems = found.problems
     result.problems = [problem_verdict(p, checks, errors) for p in problems]
     verdicts = [problem_diagnostic(p, r, checks, errors)
                 for p, r in zip(problems, result.problems) if r.status != ProblemStatus.PASS]  # fmt: skip
     diagnostics += _suppress(verdicts, suppressions) + _unknown_codes(suppressions)
     result.diagnostics = _apply_settings(diagnostics, config)
-    result.values, result.checks, result.bindings = interpreter.values, interpreter.checks, interpreter.bindings
-    result.exports = dict(interpreter.top)
+    result.values, result.checks, result.bindings = results.values, checks, results.bindings
+    result.exports = dict(interpreter.scope.top_level)
     result.records = interpreter.records
-    result.references = interpreter.references
-    result.imports = interpreter.imports
+    result.references = results.references
+    result.imports = results.imports
     interpreter.release()
     return result
 
 
 def _interpret(
-    regions: list, problems: list[ProblemRegion], interpreter: Interpreter, config: Config, check_stop: Callable[[], None] | None
+    regions: list[Region], problems: list[ProblemRegion], interpreter: Interpreter, config: Config,
+    cache: RegionCache | None, check_stop: Callable[[], None] | None,
 ) -> None:
-    """Evaluate every region in document order, entering and leaving problem scopes."""
+    """Evaluate every region in document order, entering and leaving problem scopes.
+
+    A region the cache knows (same text, same problem, same values of the
+    names it mentions) is not evaluated: its recorded effects are applied
+    again where it now starts.
+    """
+    scope, text = interpreter.scope, interpreter.text
     current: ProblemRegion | None = None
-    calc, code, claim = CheckKind.CALC, CheckKind.CODE, CheckKind.CLAIM
     for number, region in enumerate(regions):
         if check_stop is not None and not number % STOP_POLL_REGIONS:
             check_stop()
@@ -152,15 +160,20 @@ def _interpret(
         inside = holding(problems, start) if problems else None
         if inside is not current:
             current = inside
-            interpreter.local, interpreter.problem = ({}, inside.ident) if inside is not None else (None, None)
-        if isinstance(region, CalcRegion):
-            interpreter.region(calc, region.span.start, region.span.end, partial(interpreter.calc_region, region))
-        elif isinstance(region, CodeSpanRegion):
-            if config.code_spans or region.role:
-                interpreter.region(code, region.span.start, region.span.end, partial(interpreter.code_span, region))
+            scope.enter(inside.ident if inside is not None else None)
+        if isinstance(region, CodeSpanRegion) and not (config.code_spans or region.role):
+            continue
+        if cache is None:
+            interpreter.apply(interpreter.evaluate(region, scope), 0, replayed=False)
+            continue
+        key = region_key(region, text[start : region_bounds(region)[1]], scope)
+        found = cache.get(key)
+        if found is not None:
+            interpreter.apply(found, start - found.start)
         else:
-            end = region.marker_span.end
-            interpreter.region(claim, region.number_span.start, end, partial(interpreter.claim, region))
+            effects = interpreter.evaluate(region, scope)
+            cache.put(key, effects)
+            interpreter.apply(effects, 0, replayed=False)
 
 
 def _import(statement: ast.Import, path: str, config: Config, context: ImportContext) -> dict[str, Binding]:
@@ -180,7 +193,7 @@ def _import(statement: ast.Import, path: str, config: Config, context: ImportCon
     return imported.exports
 
 
-def _calc_suppressions(regions: list, index: LineIndex) -> list[Suppression]:
+def _calc_suppressions(regions: list[Region], index: LineIndex) -> list[Suppression]:
     found = []
     for region in regions:
         if not isinstance(region, CalcRegion):

@@ -153,13 +153,13 @@ def _definitions(names: list[str], binding: Callable[[str], Binding | None], lin
 
 def derivation_at(analysis: DocumentAnalysis, offset: int) -> str | None:
     """The derivation of the value shown at ``offset`` (a calc statement or inline value), or None."""
-    shown = next((v for v in analysis.values if v.span.contains(offset) and v.expr is not None), None)
-    if shown is None or shown.expr is None:
+    value_result = next((v for v in analysis.values if v.span.contains(offset) and v.expr is not None), None)
+    if value_result is None or value_result.expr is None:
         return None
-    problem = analysis.problem_at(shown.span.start)
+    problem = analysis.problem_at(value_result.span.start)
 
     def visible(binding: Binding) -> bool:
-        if binding.span.start >= shown.span.start:
+        if binding.span.start >= value_result.span.start:
             return False
         inside = analysis.problem_at(binding.span.start)
         return inside is None or inside is problem
@@ -172,12 +172,12 @@ def derivation_at(analysis: DocumentAnalysis, offset: int) -> str | None:
         default_registry(), lambda name: scope[name].value if name in scope else analysis.records.get(name), list, prelude.call
     )
     evaluator.trace = []
-    expr = shift_tree(shown.expr, shown.shift)
+    expr = shift_tree(value_result.expr, value_result.shift)
     try:
         with quiet_arrays():
-            value = evaluator.top(expr)
+            value = evaluator.statement_value(expr)
     except EvaluationError:
         return None
-    title = analysis.text[shown.span.start : shown.span.end]
+    title = analysis.text[value_result.span.start : value_result.span.end]
     return explain(analysis.text, title, expr, value, evaluator.trace, scope.get, analysis.records,
                    lambda b: f"line {analysis.line(b.span.start)}" + (f" of {b.path}" if b.path != analysis.path else ""))  # fmt: skip

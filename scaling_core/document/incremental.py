@@ -6,8 +6,10 @@ what it reads: every identifier in its text).  Its effects — values, checks,
 diagnostics, definitions, references — are recorded relative to its start
 and replayed, shifted, when a later analysis meets the same key.  So an edit
 re-evaluates the changed regions and those whose inputs changed: exactly its
-dependents.  Regions with ``import`` are always evaluated.  The cache keeps
-only what the latest analysis used, so it never grows past one document.
+dependents.  Regions with ``import`` or an unknown name are always evaluated
+(:attr:`Effects.replayable`).  The cache keeps only what the latest analysis
+used, so it never grows past one document.  The driver (``analysis.py``)
+asks the cache before it asks the interpreter to evaluate a region.
 
 :class:`ChunkCache` does the same one level down, for the Markdown scan of
 each chunk (see ``chunks.py``).  Moving reused results into place is
@@ -19,13 +21,13 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from scaling_core.diagnostics import Diagnostic
-from scaling_core.document.regions import ChunkScan
-from scaling_core.document.results import Binding, CheckResult, Reference, ValueResult
+from scaling_core.document.effects import Effects
+from scaling_core.document.regions import ChunkScan, Region
+from scaling_core.document.results import Binding
+from scaling_core.document.scope import Scope
 from scaling_core.document.shift import shift_scan
 from scaling_core.expr.lexer import IDENTIFIER
 from scaling_core.expr.values import Record, ShapeValue
@@ -33,20 +35,6 @@ from scaling_core.units.arrays import is_array
 from scaling_core.units.quantity import Quantity
 
 _IDENTIFIER = re.compile(IDENTIFIER)  # the lexer's own rule, so no name a region reads is missed
-
-
-@dataclass(frozen=True)
-class Effects:
-    """What evaluating one region added, and where the region started."""
-
-    start: int
-    diagnostics: tuple[Diagnostic, ...]
-    values: tuple[ValueResult, ...]
-    checks: tuple[CheckResult, ...]
-    bindings: tuple[Binding, ...]
-    references: tuple[Reference, ...]
-    #: For each reference, the index of the region's own binding it resolved to, or None if outside.
-    owners: tuple[int | None, ...] = ()
 
 
 class ChunkCache:
@@ -152,7 +140,9 @@ class RegionCache:
         return found
 
     def put(self, key: tuple[Any, ...], effects: Effects) -> None:
-        """Record a freshly evaluated region."""
+        """Record a freshly evaluated region's effects, unless they may not be replayed (:attr:`Effects.replayable`)."""
+        if not effects.replayable:
+            return
         self._next[key] = effects
         self.evaluated += 1
         self.statements += len(effects.values) + len(effects.checks)
@@ -179,7 +169,15 @@ def identifiers(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(_IDENTIFIER.findall(text)))
 
 
-def inputs_of(text: str, local: dict[str, Binding] | None, top: dict[str, Binding], records: Mapping[str, Record]) -> tuple:
+def region_key(region: Region, source: str, scope: Scope) -> tuple[Any, ...]:
+    """The cache key of ``region``, whose text is ``source``, evaluated in ``scope`` as it is now."""
+    local = scope.local
+    return (type(region), source, scope.problem, local is not None, inputs_of(source, local, scope.top_level, scope.records))
+
+
+def inputs_of(
+    text: str, local: dict[str, Binding] | None, top: dict[str, Binding], records: Mapping[str, Record]
+) -> tuple[Any, ...]:
     """What each name ``text`` mentions means now: (name, fingerprint of its value, defined in this scope).
 
     Part of a region's cache key; it runs for every region on every edit, hence written out flat.

@@ -76,9 +76,9 @@ class ValueResult:
     """A value shown in the margin (after a statement or an inline expression)."""
 
     span: Span
-    #: How to show it: the text itself (a record's title), ``(divisor, unit)`` after ``-> unit``,
+    #: How to display it: the text itself (a record's title), ``(divisor, unit)`` after ``-> unit``,
     #: or None for the readable unit display policy chooses.
-    shown: str | tuple[float, str] | None
+    display_as: str | tuple[float, str] | None
     quantity: Quantity | None
     name: str | None
     inline: bool = False
@@ -92,19 +92,19 @@ class ValueResult:
         """The value as shown in the margin (``189 µs``), formatted on first use: most are never shown."""
         text = self.__dict__.get("_display")
         if text is None:
-            if isinstance(self.shown, str) or self.quantity is None:
-                text = str(self.shown)
-            elif self.shown is None:
+            if isinstance(self.display_as, str) or self.quantity is None:
+                text = str(self.display_as)
+            elif self.display_as is None:
                 text = format_quantity(self.quantity)
             else:
-                text = format_in_unit(self.quantity, *self.shown)
+                text = format_in_unit(self.quantity, *self.display_as)
             object.__setattr__(self, "_display", text)  # a cache, not state: the fields decide it
         return text
 
 
-def check_subject(left: str | None, shown: str) -> str:
-    """How a verdict names the computed side: ``'t' is 186.4 µs`` or ``computed 186.4 µs``."""
-    return f"'{left}' is {shown}" if left else f"computed {shown}"
+def check_subject(left: str | None, computed: str) -> str:
+    """How a verdict names the computed side (``computed`` as text): ``'t' is 186.4 µs`` or ``computed 186.4 µs``."""
+    return f"'{left}' is {computed}" if left else f"computed {computed}"
 
 
 @dataclass(frozen=True)

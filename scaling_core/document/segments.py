@@ -39,8 +39,13 @@ class Segments(Sequence[T]):
 
     def extend(self, items: Iterable[T]) -> None:
         """Add ready items."""
-        for item in items:
-            self.append(item)
+        last = self._parts[-1]
+        if type(last) is not list:
+            last = []
+            self._parts.append(last)
+        before = len(last)
+        last.extend(items)
+        self._length += len(last) - before
 
     def add_moved(self, recorded: Sequence[Any], move: Callable[[Any], T]) -> None:
         """Add ``move(r)`` for each recorded item, computed only when the list is read."""

@@ -56,19 +56,18 @@ class CalcSession:
         """Evaluate one or more statements; spans are offsets into ``text``."""
         interpreter = self._interpreter
         interpreter.text = text
-        marks = (len(interpreter.values), len(interpreter.checks), len(interpreter.diagnostics))
         lines, offset = [], 0
         for line in text.split("\n"):
             lines.append((offset, line))
             offset += len(line) + 1
         with quiet_arrays():
-            interpreter.calc_region(CalcRegion(Span(0, len(text)), tuple(lines), hidden=True))
-        values = interpreter.values[marks[0] :]
-        checks = interpreter.checks[marks[1] :]
+            effects = interpreter.evaluate(CalcRegion(Span(0, len(text)), tuple(lines), hidden=True), interpreter.scope)
+        interpreter.apply(effects, 0, replayed=False)
+        values, checks = effects.values, list(effects.checks)
         last = values[-1] if values else None
         if last is not None and checks and checks[-1].span.start > last.span.start:
             last = None
-        return Evaluation(text, last, checks, interpreter.diagnostics[marks[2] :])
+        return Evaluation(text, last, checks, list(effects.diagnostics))
 
     def explain(self, text: str) -> Explanation:
         """Evaluate ``text`` and derive its last value: formulas, inputs, sources, definitions."""
@@ -88,7 +87,7 @@ class CalcSession:
         statement = statements[-1] if statements else None
         if evaluation.value is None or not isinstance(statement, (ast.Show, ast.Definition)):
             return Explanation(evaluation, "")
-        value = interpreter.lookup(statement.name) if isinstance(statement, ast.Definition) else None
+        value = interpreter.scope.lookup(statement.name) if isinstance(statement, ast.Definition) else None
         if value is None:
             value = evaluation.value.quantity or interpreter.evaluator.value(statement.expr)
         markdown = explain(
@@ -98,4 +97,4 @@ class CalcSession:
 
     def _binding(self, name: str) -> Binding | None:
         interpreter = self._interpreter
-        return interpreter.top.get(name)
+        return interpreter.scope.top_level.get(name)

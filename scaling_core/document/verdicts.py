@@ -27,8 +27,9 @@ _PASS, _WARN, _FAIL = CheckStatus.PASS, CheckStatus.WARN, CheckStatus.FAIL
 
 
 class CheckReporting:
-    """Turns check outcomes into results and diagnostics (mixed into the interpreter)."""
+    """Turns check outcomes into results and diagnostics (mixed into a region's ``Recording``)."""
 
+    __slots__ = ()
     diagnostics: list[Diagnostic]
     checks: list[CheckResult]
     problem: str | None

@@ -73,7 +73,7 @@ class Evaluator:
             )
         return value
 
-    def top(self, expr: ast.Expr) -> Value:
+    def statement_value(self, expr: ast.Expr) -> Value:
         """Evaluate a whole statement's expression, bounding its unit exponents.
 
         Callers evaluate under :class:`~scaling_core.units.arrays.quiet_arrays`
@@ -84,9 +84,9 @@ class Evaluator:
             raise self.fail("E003", f"a unit exponent beyond ±{dimension.MAX_EXPONENT}", expr.span)
         return value
 
-    def top_quantity(self, expr: ast.Expr) -> Quantity:
-        """:meth:`top` for statements that need a number."""
-        value = self.top(expr)
+    def statement_quantity(self, expr: ast.Expr) -> Quantity:
+        """:meth:`statement_value` for statements that need a number."""
+        value = self.statement_value(expr)
         return value if isinstance(value, Quantity) else self.quantity(expr)
 
     def value(self, expr: ast.Expr) -> Value:

@@ -12,6 +12,7 @@ Newlines end statements except inside brackets, and a line that starts
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from scaling_core.diagnostics import Diagnostic, make_diagnostic
 from scaling_core.expr.tokens import Token, TokenKind
@@ -59,13 +60,56 @@ def tokenize(text: str, base: int = 0) -> tuple[list[Token], list[Diagnostic]]:
     """Split ``text`` into tokens; spans are offset by ``base`` code points."""
     tokens: list[Token] = []
     diagnostics: list[Diagnostic] = []
+    _lex(text, base, tokens, diagnostics, 0)
+    tokens.append(Token(TokenKind.EOF, "", Span(base + len(text), base + len(text))))
+    return tokens, diagnostics
+
+
+def tokenize_lines(text: str, lines: Sequence[tuple[int, str]], end: int) -> tuple[list[Token], list[Diagnostic]]:
+    """Tokens of a block of ``text`` given as ``(offset, line)`` pieces, joined as :func:`tokenize` joins lines.
+
+    The pieces may be separated by more than one character (a container
+    prefix such as ``> ``, a CR LF line break); each keeps its own offsets.
+    A line break ends a statement outside brackets, and a line that starts
+    ``name =`` ends any open bracket.  Pieces that are one run of ``text``,
+    one line-break character apart, are lexed as that run; the end-of-input
+    token then ends the last line, else it sits at ``end``.
+    """
+    if not lines:
+        return [Token(TokenKind.EOF, "", Span(end, end))], []
+    if all(after[0] == offset + len(line) + 1 for (offset, line), after in zip(lines, lines[1:])):
+        first = lines[0][0]
+        return tokenize(text[first : lines[-1][0] + len(lines[-1][1])], first)
+    tokens: list[Token] = []
+    diagnostics: list[Diagnostic] = []
     depth = 0
+    for offset, line in lines:
+        if depth and _starts_definition(line, 0):
+            depth = 0  # an unclosed bracket must not swallow the next definition
+        if depth == 0 and tokens and tokens[-1].kind is not TokenKind.NEWLINE:
+            tokens.append(Token(TokenKind.NEWLINE, "\n", Span(offset, offset)))
+        depth = _lex(line, offset, tokens, diagnostics, depth)
+    tokens.append(Token(TokenKind.EOF, "", Span(end, end)))
+    return tokens, diagnostics
+
+
+def _starts_definition(text: str, pos: int) -> bool:
+    """Whether the line at ``pos`` starts ``name =``: such a line always starts a statement."""
+    return _DEFINITION_START.match(text, pos) is not None
+
+
+def _lex(text: str, base: int, tokens: list[Token], diagnostics: list[Diagnostic], depth: int) -> int:
+    """Append ``text``'s tokens (no end-of-input token); ``depth`` is the bracket depth before and after."""
     pos = 0
     spaced = True
     length = len(text)
     match_token = _TOKEN.match
     new = _new_token
     while pos < length:
+        if text[pos] == " ":  # the commonest separator, skipped without a regex match (hot path)
+            pos += 1
+            spaced = True
+            continue
         match = match_token(text, pos)
         if match is None:
             pos = _bad_character(text, pos, base, diagnostics)
@@ -95,7 +139,7 @@ def tokenize(text: str, base: int = 0) -> tuple[list[Token], list[Diagnostic]]:
         elif kind == "comment":
             spaced = True
         elif kind == "newline":
-            if depth and _DEFINITION_START.match(text, end):
+            if depth and _starts_definition(text, end):
                 depth = 0  # an unclosed bracket must not swallow the next definition
             if depth == 0 and tokens and tokens[-1].kind is not TokenKind.NEWLINE:
                 tokens.append(Token(TokenKind.NEWLINE, "\n", Span(base + pos, base + end)))
@@ -103,7 +147,7 @@ def tokenize(text: str, base: int = 0) -> tuple[list[Token], list[Diagnostic]]:
         else:
             if kind == "suffix":  # the number group ends where its suffix starts
                 kind = "number"
-            token = _make_token(kind, match, base, spaced)  # type: ignore[arg-type] - a suffixed number, superscript or string
+            token = _make_token(kind, match, base, spaced)  # type: ignore[arg-type]  # a suffixed number, superscript or string
             if token.kind in _OPENERS:
                 depth += 1
             elif token.kind in _CLOSERS:
@@ -111,8 +155,7 @@ def tokenize(text: str, base: int = 0) -> tuple[list[Token], list[Diagnostic]]:
             tokens.append(token)
             spaced = False
         pos = end
-    tokens.append(Token(TokenKind.EOF, "", Span(base + length, base + length)))
-    return tokens, diagnostics
+    return depth
 
 
 def _make_token(kind: str, match: re.Match[str], base: int, spaced: bool) -> Token:

@@ -78,11 +78,11 @@ def _close(value: Quantity, claimed: Quantity) -> bool:
 
 def _unit_actions(analysis: DocumentAnalysis, start: int, end: int) -> list[Action]:
     actions = []
-    for shown in analysis.values:
-        if shown.inline or shown.quantity is None or not (shown.span.start <= end and start <= shown.span.end):
+    for value in analysis.values:
+        if value.inline or value.quantity is None or not (value.span.start <= end and start <= value.span.end):
             continue
-        if "->" in analysis.text[shown.span.start : shown.span.end] or "→" in analysis.text[shown.span.start : shown.span.end]:
+        if "->" in analysis.text[value.span.start : value.span.end] or "→" in analysis.text[value.span.start : value.span.end]:
             continue
-        for unit in _ALTERNATIVES.get(shown.quantity.dim, ()):
-            actions.append(Action(f"Show in {unit}", "refactor", ((Span(shown.span.end, shown.span.end), f" -> {unit}"),)))
+        for unit in _ALTERNATIVES.get(value.quantity.dim, ()):
+            actions.append(Action(f"Show in {unit}", "refactor", ((Span(value.span.end, value.span.end), f" -> {unit}"),)))
     return actions

@@ -1,0 +1,180 @@
+"""Effects: everything evaluating one region produces, as one value.
+
+``Interpreter.evaluate(region, scope)`` returns a region's :class:`Effects`
+(diagnostics, values, checks, definitions, references, imports) and changes
+nothing else; ``Interpreter.apply(effects, delta)`` adds them to the results
+and the scope.  Between the two, the region cache may keep them: a later
+analysis that meets the same region with the same inputs applies the kept
+effects again, ``delta`` further on, instead of evaluating it.
+
+While a region is evaluated, a :class:`Recording` collects what it produces
+(and turns check outcomes into results, as :class:`CheckReporting`); the
+document's :class:`Results` are what every region's applied effects add up to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from typing import NamedTuple
+
+from scaling_core.diagnostics import Diagnostic
+from scaling_core.document.regions import ClaimRegion, Region
+from scaling_core.document.results import Binding, CheckResult, Reference, ValueResult
+from scaling_core.document.segments import Segments
+from scaling_core.document.shift import move_binding, move_check, move_reference, move_value, shift_diagnostic
+from scaling_core.document.verdicts import CheckReporting
+
+
+class Imported(NamedTuple):
+    """An ``import`` met in a region: its target and the names it brought in (none if it failed)."""
+
+    path: str
+    names: Mapping[str, Binding]
+    #: How many of the region's own definitions came before it (the order the scope sees them in).
+    after: int
+
+
+@dataclass(slots=True)
+class Effects:
+    """What evaluating one region produced, and where the region started (never changed once made)."""
+
+    start: int
+    diagnostics: tuple[Diagnostic, ...]
+    values: tuple[ValueResult, ...]
+    checks: tuple[CheckResult, ...]
+    bindings: tuple[Binding, ...]
+    references: tuple[Reference, ...]
+    imports: tuple[Imported, ...] = ()
+    _owners: tuple[int | None, ...] | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def owners(self) -> tuple[int | None, ...]:
+        """For each reference, the index of the region's own definition it resolved to, or None if outside.
+
+        Replaying re-resolves the others against the scope of the day; only
+        replayed effects need this, so it is worked out on the first replay.
+        """
+        owners = self._owners
+        if owners is None:
+            own = {id(binding): number for number, binding in enumerate(self.bindings)}
+            owners = self._owners = tuple([own.get(id(reference.binding)) for reference in self.references])
+        return owners
+
+    @property
+    def replayable(self) -> bool:
+        """Whether a later analysis may apply these effects again instead of evaluating the region.
+
+        Not when the region imports (the imported draft may have changed by
+        then), nor when it has an unknown name (N001: its did-you-mean note
+        lists every similar name in scope, not only the names it reads).
+        """
+        return not self.imports and not any(d.code == "N001" for d in self.diagnostics)
+
+
+class Recording(CheckReporting):
+    """What the region being evaluated has produced so far; :meth:`effects` takes it out as its effects.
+
+    The interpreter keeps one and reuses it region after region (fewer
+    objects per region for the cyclic collector to follow).
+    """
+
+    __slots__ = ("problem", "diagnostics", "values", "checks", "bindings", "references", "imports")
+
+    def __init__(self, problem: str | None = None) -> None:
+        #: The problem the region is in (checks carry it).
+        self.problem = problem
+        self.diagnostics: list[Diagnostic] = []
+        self.values: list[ValueResult] = []
+        self.checks: list[CheckResult] = []
+        self.bindings: list[Binding] = []
+        self.references: list[Reference] = []
+        self.imports: list[Imported] = []
+
+    def effects(self, start: int) -> Effects:
+        """The effects recorded, for a region that starts at ``start``; the recording is empty again after."""
+        diagnostics, values, checks = self.diagnostics, self.values, self.checks
+        bindings, references, imports = self.bindings, self.references, self.imports
+        # Written out, testing before each call: this runs for every region evaluated.
+        effects = Effects(
+            start,
+            tuple(diagnostics) if diagnostics else (),
+            tuple(values) if values else (),
+            tuple(checks) if checks else (),
+            tuple(bindings) if bindings else (),
+            tuple(references) if references else (),
+            tuple(imports) if imports else (),
+        )
+        if diagnostics:
+            diagnostics.clear()
+        if values:
+            values.clear()
+        if checks:
+            checks.clear()
+        if bindings:
+            bindings.clear()
+        if references:
+            references.clear()
+        if imports:
+            imports.clear()
+        return effects
+
+
+@dataclass
+class Results:
+    """What the effects applied so far add up to, in document order."""
+
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    values: Segments[ValueResult] = field(default_factory=Segments)
+    checks: list[CheckResult] = field(default_factory=list)
+    bindings: list[Binding] = field(default_factory=list)
+    references: Segments[Reference] = field(default_factory=Segments)
+    #: The targets of the ``import`` statements met, in order.
+    imports: list[str] = field(default_factory=list)
+
+    def add(self, effects: Effects, delta: int, resolve: Callable[[str], Binding | None] | None) -> tuple[Binding, ...]:
+        """Add a region's effects, ``delta`` further on than recorded; returns its definitions as added.
+
+        ``resolve`` is None for effects just evaluated, which go in as they
+        are.  A replayed region's references are re-resolved with it (its own
+        definitions aside); its definitions, checks and diagnostics are moved
+        now (scopes, verdicts and publishing read them), its values and
+        references when first read (:class:`Segments`).
+        """
+        bindings = effects.bindings
+        references = effects.references
+        if resolve is None:
+            if references:
+                self.references.extend(references)
+        else:
+            if delta and bindings:
+                bindings = tuple([move_binding(delta, b) for b in bindings])
+            if references:
+                resolved = [bindings[owner] if owner is not None else resolve(reference.name)
+                            for reference, owner in zip(references, effects.owners)]  # fmt: skip
+                self.references.add_moved(tuple(zip(references, resolved)), partial(move_reference, delta))
+        # Most regions add few kinds of thing: test before each call (this runs for every region of every analysis).
+        if effects.diagnostics:
+            self.diagnostics.extend(
+                [shift_diagnostic(d, delta) for d in effects.diagnostics] if delta else effects.diagnostics
+            )
+        if effects.values:
+            if delta:
+                self.values.add_moved(effects.values, partial(move_value, delta))
+            else:
+                self.values.extend(effects.values)
+        if effects.checks:
+            self.checks.extend([move_check(delta, c) for c in effects.checks] if delta else effects.checks)
+        if bindings:
+            self.bindings.extend(bindings)
+        if effects.imports:
+            self.imports.extend(imported.path for imported in effects.imports)
+        return bindings
+
+
+def region_bounds(region: Region) -> tuple[int, int]:
+    """Where a region starts and ends: a claim from its number to the end of its ``<!-- OP expr -->``."""
+    if isinstance(region, ClaimRegion):
+        return region.number_span.start, region.marker_span.end
+    return region.span.start, region.span.end
