@@ -41,10 +41,16 @@ def unit_arithmetic() -> None:
     bytes_ = Quantity(3.0, dimension.pack({"information": 1}))
     other = Quantity(5.0, dimension.pack({"time": 1}))
     number = 200_000
-    for label, statement in (("mul", lambda: seconds * bytes_), ("div", lambda: bytes_ / seconds), ("add", lambda: seconds + other)):
+    for label, statement in (
+        ("mul", lambda: seconds * bytes_),
+        ("div", lambda: bytes_ / seconds),
+        ("add", lambda: seconds + other),
+    ):
         per_op = min(timeit.repeat(statement, number=number, repeat=5)) / number
         overhead = min(timeit.repeat(lambda: None, number=number, repeat=5)) / number
-        print(f"unit arithmetic {label}: {(per_op - overhead) * 1e9:6.0f} ns/op (call overhead {overhead * 1e9:.0f} ns removed)")
+        print(
+            f"unit arithmetic {label}: {(per_op - overhead) * 1e9:6.0f} ns/op (call overhead {overhead * 1e9:.0f} ns removed)"
+        )
 
 
 def throughput(name: str, text: str) -> None:
@@ -55,18 +61,24 @@ def throughput(name: str, text: str) -> None:
     analysis = analyze_document(text, "bench.md")
     not_passing = sum(c.status != "pass" for c in analysis.checks)
     errors = sum(d.severity <= 2 for d in analysis.diagnostics)
-    print(f"\n{name} corpus: {lines:,} lines, {len(analysis.values):,} values, {len(analysis.checks):,} checks "
-          f"({not_passing} not passing, {errors} errors/warnings), {len(analysis.problems)} problems")
+    print(
+        f"\n{name} corpus: {lines:,} lines, {len(analysis.values):,} values, {len(analysis.checks):,} checks "
+        f"({not_passing} not passing, {errors} errors/warnings), {len(analysis.problems)} problems"
+    )
     print(f"  markdown-it-py parse:   {markdown * 1e3:7.1f} ms  {lines / markdown:9,.0f} lines/s")
-    print(f"  margin analysis:        {analysis_time * 1e3:7.1f} ms  {lines / analysis_time:9,.0f} lines/s  "
-          f"({analysis_time / markdown:.2f}x markdown-it)")
+    print(
+        f"  margin analysis:        {analysis_time * 1e3:7.1f} ms  {lines / analysis_time:9,.0f} lines/s  "
+        f"({analysis_time / markdown:.2f}x markdown-it)"
+    )
     with tempfile.TemporaryDirectory() as folder:
         draft = Path(folder) / "bench.md"
         draft.write_text(text, "utf-8")
         command = [sys.executable, "-m", "server", "check", str(draft)]
         root = Path(__file__).resolve().parent.parent
         wall = best_of(lambda: subprocess.run(command, capture_output=True, cwd=root, check=False), repeat=3)
-        print(f"  margin check (process): {wall * 1e3:7.1f} ms  {lines / wall:9,.0f} lines/s  (with start-up and imports)")
+        print(
+            f"  margin check (process): {wall * 1e3:7.1f} ms  {lines / wall:9,.0f} lines/s  (with start-up and imports)"
+        )
 
 
 if __name__ == "__main__":

@@ -61,7 +61,9 @@ class Client:
         await asyncio.wait_for(self.published.setdefault(version, asyncio.Event()).wait(), 120)
 
     def open(self, text: str) -> None:
-        self.lsp.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(URI, "markdown", 1, text)))
+        self.lsp.text_document_did_open(
+            types.DidOpenTextDocumentParams(types.TextDocumentItem(URI, "markdown", 1, text))
+        )
 
     def peak_rss_mb(self) -> float:
         pid = self.lsp._server.pid  # type: ignore[attr-defined]
@@ -153,8 +155,15 @@ async def interactive(lines: int, edits: int, requests: int, monitor: bool = Fal
     rss = client.peak_rss_mb()
     stats = await client.lsp.protocol.send_request_async("margin/serverStats", {})
     await client.stop()
-    return {"first": first, "latencies": latencies, "typing": typing, "timings": timings, "rss": rss, "first_hover": first_hover_s,
-            "loop": stats.loop}
+    return {
+        "first": first,
+        "latencies": latencies,
+        "typing": typing,
+        "timings": timings,
+        "rss": rss,
+        "first_hover": first_hover_s,
+        "loop": stats.loop,
+    }
 
 
 def reevaluated_per_edit(lines: int) -> tuple[int, int, int, int, int, int]:
@@ -194,36 +203,52 @@ async def main() -> None:
     # A fresh generated-code cache (server/code_cache.py): the first start fills it, as after an install.
     os.environ["MARGIN_CACHE_DIR"] = tempfile.mkdtemp(prefix="margin-bench-cache-")
     cold = await start_to_first_diagnostics(1_000)
-    print(f"start to first diagnostics, 1,000-line draft, first start after install (empty code cache): "
-          f"{cold * 1e3:.0f} ms  (budget 600 ms)")
+    print(
+        f"start to first diagnostics, 1,000-line draft, first start after install (empty code cache): "
+        f"{cold * 1e3:.0f} ms  (budget 600 ms)"
+    )
     for label, extra in (("", ""), (", with a sweep (loads NumPy)", SWEEP)):
         starts = sorted([await start_to_first_diagnostics(1_000, extra) * 1e3 for _ in range(STARTS)])
-        print(f"start to first diagnostics, 1,000-line draft{label}: median {statistics.median(starts):.0f} ms "
-              f"(min {starts[0]:.0f}, max {starts[-1]:.0f}, {STARTS} starts)  (budget 600 ms)")
+        print(
+            f"start to first diagnostics, 1,000-line draft{label}: median {statistics.median(starts):.0f} ms "
+            f"(min {starts[0]:.0f}, max {starts[-1]:.0f}, {STARTS} starts)  (budget 600 ms)"
+        )
     result = await interactive(10_000, edits=60, requests=60)
     monitored = await interactive(10_000, edits=30, requests=30, monitor=True)
     latencies = [x * 1e3 for x in result["latencies"]]  # type: ignore[union-attr]
     print(f"10,000-line draft, first diagnostics after open: {result['first'] * 1e3:.0f} ms")  # type: ignore[operator]
-    print(f"edit -> diagnostics (client view), a digit changed in place: p50 {statistics.median(latencies):.1f} ms, "
-          f"p95 {percentile(latencies, 0.95):.1f} ms  (budget p50 50, p95 100)")
+    print(
+        f"edit -> diagnostics (client view), a digit changed in place: p50 {statistics.median(latencies):.1f} ms, "
+        f"p95 {percentile(latencies, 0.95):.1f} ms  (budget p50 50, p95 100)"
+    )
     typed = [x * 1e3 for x in result["typing"]]  # type: ignore[union-attr]
-    print(f"typing near the top (each keystroke moves everything after it): p50 {statistics.median(typed):.1f} ms, "
-          f"p95 {percentile(typed, 0.95):.1f} ms  (budget p50 50, p95 100)")
+    print(
+        f"typing near the top (each keystroke moves everything after it): p50 {statistics.median(typed):.1f} ms, "
+        f"p95 {percentile(typed, 0.95):.1f} ms  (budget p50 50, p95 100)"
+    )
     for name, samples in result["timings"].items():  # type: ignore[union-attr]
         millis = [x * 1e3 for x in samples]
         print(f"{name}: p50 {statistics.median(millis):.1f} ms, p95 {percentile(millis, 0.95):.1f} ms  (budget p95 20)")
-    print(f"first hover on a formula call (derivation; imports SymPy off the event loop): "
-          f"{result['first_hover'] * 1e3:.0f} ms")  # type: ignore[operator]
+    print(
+        f"first hover on a formula call (derivation; imports SymPy off the event loop): "
+        f"{result['first_hover'] * 1e3:.0f} ms"
+    )  # type: ignore[operator]
     loop = monitored["loop"]
-    print(f"longest event-loop turn, as lag of a 5 ms timer over the session: max {loop.max_lag_ms:.1f} ms, "  # type: ignore[attr-defined]
-          f"p99 {loop.p99_lag_ms:.1f} ms, {loop.samples} samples  (budget 50 ms)")  # type: ignore[attr-defined]
+    print(
+        f"longest event-loop turn, as lag of a 5 ms timer over the session: max {loop.max_lag_ms:.1f} ms, "  # type: ignore[attr-defined]
+        f"p99 {loop.p99_lag_ms:.1f} ms, {loop.samples} samples  (budget 50 ms)"
+    )  # type: ignore[attr-defined]
     print(f"server peak RSS: {result['rss']:.0f} MB  (budget 150 MB without JAX)")
     elapsed, stopped = await edit_during_first_analysis(10_000, 0.1)
-    print(f"edit 100 ms into the first analysis of 10,000 lines: its diagnostics {elapsed * 1e3:.0f} ms later; "
-          f"{stopped} stale analysis stopped part-way")
+    print(
+        f"edit 100 ms into the first analysis of 10,000 lines: its diagnostics {elapsed * 1e3:.0f} ms later; "
+        f"{stopped} stale analysis stopped part-way"
+    )
     statements, all_statements, regions, total, parsed, chunks = reevaluated_per_edit(10_000)
-    print(f"one edit re-evaluated {statements} of {all_statements} statements ({regions} of {total} regions) "
-          f"and re-parsed {parsed} of {chunks} chunks")
+    print(
+        f"one edit re-evaluated {statements} of {all_statements} statements ({regions} of {total} regions) "
+        f"and re-parsed {parsed} of {chunks} chunks"
+    )
 
 
 if __name__ == "__main__":

@@ -37,7 +37,9 @@ FORMATS = ("text", "json", "github", "sarif", "junit")
 PROGRESS_THRESHOLD = 200
 
 
-def add_check_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
+def add_check_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     """Register ``margin check`` and its options."""
     check = commands.add_parser(
         "check", parents=[common], help="check drafts: calculations, units, claims, problems",
@@ -118,7 +120,10 @@ def load_drafts(args: argparse.Namespace, project: Project) -> list[Draft]:
     if args.stdin_filename:
         raise UsageError("--stdin-filename needs '-' as the path")
     files = discover(
-        [Path(p) for p in args.paths], project, respect_gitignore=args.respect_gitignore, force_exclude=args.force_exclude
+        [Path(p) for p in args.paths],
+        project,
+        respect_gitignore=args.respect_gitignore,
+        force_exclude=args.force_exclude,
     )
     if not files and not args.force_exclude:
         raise UsageError("no Markdown files to check")
@@ -187,7 +192,10 @@ def _apply_fixes(drafts: list[Draft], config: Config, project: Project, args: ar
         if diffs:
             sys.stdout.write("".join(diffs))
         if not args.quiet:
-            print(f"Would fix {fixed} problem{'s' * (fixed != 1)} in {changed} file{'s' * (changed != 1)}", file=sys.stderr)
+            print(
+                f"Would fix {fixed} problem{'s' * (fixed != 1)} in {changed} file{'s' * (changed != 1)}",
+                file=sys.stderr,
+            )
         return 1 if diffs else 0
     if not args.quiet and (fixed or drafts and drafts[0].file is not None):
         print(f"Fixed {fixed} problem{'s' * (fixed != 1)} in {changed} file{'s' * (changed != 1)}", file=sys.stderr)
@@ -222,7 +230,11 @@ def check_once(args: argparse.Namespace) -> int:
 
 
 def render_report(
-    analyses: list[DocumentAnalysis], paths: list[str], args: argparse.Namespace, *, color: bool,
+    analyses: list[DocumentAnalysis],
+    paths: list[str],
+    args: argparse.Namespace,
+    *,
+    color: bool,
     times: list[float] | None = None,
 ) -> str:
     """The report in the chosen format (``--statistics`` replaces the text listing)."""

@@ -68,7 +68,13 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as stop:
         return int(stop.code or 0) and 2
     try:
-        handlers = {"check": run_check, "eval": run_eval, "render": run_render, "hardware": run_hardware, "lsp": run_lsp}
+        handlers = {
+            "check": run_check,
+            "eval": run_eval,
+            "render": run_render,
+            "hardware": run_hardware,
+            "lsp": run_lsp,
+        }
         handler = handlers[args.command]
         return handler(args)
     except UsageError as error:

@@ -24,7 +24,9 @@ INTERNAL_ERROR_EXIT = 2
 def save_traceback(error: BaseException) -> str | None:
     """Write the traceback and versions to a new file in the temporary folder; its path, or None."""
     lines = traceback.format_exception(type(error), error, error.__traceback__)
-    header = f"margin internal error at {time.strftime('%Y-%m-%d %H:%M:%S')}\nargv: {sys.argv!r}\npython: {sys.version}\n\n"
+    header = (
+        f"margin internal error at {time.strftime('%Y-%m-%d %H:%M:%S')}\nargv: {sys.argv!r}\npython: {sys.version}\n\n"
+    )
     try:
         handle, path = tempfile.mkstemp(prefix="margin-crash-", suffix=".txt")
         with os.fdopen(handle, "w", encoding="utf-8") as file:

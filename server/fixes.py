@@ -154,7 +154,9 @@ def _unsafe(diagnostic: Diagnostic, analysis: DocumentAnalysis) -> str | None:
 
 
 def _apply_verified(
-    text: str, analysis: DocumentAnalysis, candidates: list[tuple[Diagnostic, _Edit]],
+    text: str,
+    analysis: DocumentAnalysis,
+    candidates: list[tuple[Diagnostic, _Edit]],
     analyze: Callable[[str], DocumentAnalysis],
 ) -> tuple[list[tuple[Diagnostic, _Edit]], list[tuple[Diagnostic, str]], str, DocumentAnalysis]:
     """Apply as many ``candidates`` as verify; returns ``(accepted, rejected, new text, its analysis)``.
@@ -247,7 +249,9 @@ def _serious(analysis: DocumentAnalysis) -> list[Diagnostic]:
     return [d for d in analysis.diagnostics if d.severity <= Severity.WARNING]
 
 
-def _verify(before: DocumentAnalysis, after: DocumentAnalysis, edits: list[_Edit]) -> tuple[str | None, dict[_Edit, str]]:
+def _verify(
+    before: DocumentAnalysis, after: DocumentAnalysis, edits: list[_Edit]
+) -> tuple[str | None, dict[_Edit, str]]:
     """``(None, {})`` when ``after`` (the text with ``edits``) passes at every edit and is nowhere worse.
 
     Worse: an error or warning the text before did not have, or a check or problem

@@ -124,7 +124,9 @@ def _message(d: Diagnostic) -> str:
     return "\n".join([d.message, *(f"note: {note}" for note in d.notes)])
 
 
-def _result(analysis: DocumentAnalysis, d: Diagnostic, where: dict[str, Any], fingerprint: str, rule_index: dict[str, int]) -> dict[str, Any]:
+def _result(
+    analysis: DocumentAnalysis, d: Diagnostic, where: dict[str, Any], fingerprint: str, rule_index: dict[str, int]
+) -> dict[str, Any]:
     result = {
         "ruleId": d.code, "ruleIndex": rule_index[d.code], "level": LEVELS[d.severity],
         "message": {"text": _message(d)},
@@ -156,7 +158,9 @@ def rules() -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def sarif_log(analyses: list[DocumentAnalysis], paths: list[str], *, root: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+def sarif_log(
+    analyses: list[DocumentAnalysis], paths: list[str], *, root: str | os.PathLike[str] | None = None
+) -> dict[str, Any]:
     """The SARIF 2.1.0 log as Python data; relative paths are relative to ``root`` (default: the current folder)."""
     base = os.path.abspath(os.fspath(root) if root is not None else os.getcwd()).replace(os.sep, "/")
     rule_index = {code: number for number, code in enumerate(CODES)}

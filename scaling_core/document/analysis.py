@@ -96,7 +96,12 @@ def _check_stop(cancelled: Callable[[], bool]) -> None:
 
 
 def _analyze(
-    text: str, path: str, config: Config, context: ImportContext, cache: RegionCache | None, index: LineIndex | None,
+    text: str,
+    path: str,
+    config: Config,
+    context: ImportContext,
+    cache: RegionCache | None,
+    index: LineIndex | None,
     check_stop: Callable[[], None] | None,
 ) -> DocumentAnalysis:
     index = index or LineIndex(text)
@@ -120,7 +125,11 @@ def _analyze(
     results = interpreter.results
     diagnostics = found.diagnostics + results.diagnostics
     for block in found.python_blocks:
-        why = "the workspace is not trusted (set trust = true)" if not config.trust else "running trusted Python is not available in this version"
+        why = (
+            "the workspace is not trusted (set trust = true)"
+            if not config.trust
+            else "running trusted Python is not available in this version"
+        )
         diagnostics.append(make_diagnostic("T001", f"python calc block not run: {why}", block.info_span))
     suppressions = found.suppressions + _calc_suppressions(found.regions, index)
     diagnostics = _suppress(diagnostics, suppressions)
@@ -142,8 +151,12 @@ def _analyze(
 
 
 def _interpret(
-    regions: list[Region], problems: list[ProblemRegion], interpreter: Interpreter, config: Config,
-    cache: RegionCache | None, check_stop: Callable[[], None] | None,
+    regions: list[Region],
+    problems: list[ProblemRegion],
+    interpreter: Interpreter,
+    config: Config,
+    cache: RegionCache | None,
+    check_stop: Callable[[], None] | None,
 ) -> None:
     """Evaluate every region in document order, entering and leaving problem scopes.
 
@@ -183,7 +196,7 @@ def _import(statement: ast.Import, path: str, config: Config, context: ImportCon
         raise EvaluationError(make_diagnostic("N006", message, statement.path_span))
     target, text = loaded
     if target in context.stack:
-        chain = " -> ".join([*context.stack[context.stack.index(target):], target])
+        chain = " -> ".join([*context.stack[context.stack.index(target) :], target])
         raise EvaluationError(make_diagnostic("N007", f"import cycle: {chain}", statement.path_span))
     if target not in context.cache:
         context.cache[target] = analyze_document(text, target, config, context.loader, context)

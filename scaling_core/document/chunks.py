@@ -80,13 +80,17 @@ def _explicit_problems(marks: list[tuple[str, Span, str]]) -> tuple[list[Problem
             opener, name = open_marks.pop()
             found.append(ProblemRegion(Span(opener.start, span.end), opener, name, name))
         else:
-            problems.append(make_diagnostic("P003", "'<!-- /problem -->' without an opening '<!-- problem: id -->'", span))
+            problems.append(
+                make_diagnostic("P003", "'<!-- /problem -->' without an opening '<!-- problem: id -->'", span)
+            )
     for opener, name in open_marks:
         problems.append(make_diagnostic("P003", f"problem '{name}' is never closed: add '<!-- /problem -->'", opener))
     return found, problems
 
 
-def _book_problems(starts: list[ProblemStart], headings: list[tuple[int, int]], explicit: list[ProblemRegion], length: int) -> list[ProblemRegion]:
+def _book_problems(
+    starts: list[ProblemStart], headings: list[tuple[int, int]], explicit: list[ProblemRegion], length: int
+) -> list[ProblemRegion]:
     found = []
     for number, start in enumerate(starts):
         if any(p.span.contains(start.offset) for p in explicit):

@@ -93,7 +93,9 @@ def explain_call(call: FormulaCall, source: Callable[[ast.Expr], str]) -> list[s
              f"    {formula.name} = {symbolic(formula)}", "", "| symbol | argument | value |", "|---|---|---|"]  # fmt: skip
     for position, param in enumerate(formula.params):
         value = call.arguments[param.name]
-        written = f"`{source(call.node.args[position])}`" if position < len(call.node.args) else f"default `{param.default}`"
+        written = (
+            f"`{source(call.node.args[position])}`" if position < len(call.node.args) else f"default `{param.default}`"
+        )
         lines.append(f"| {param.name} | {written} | {show(value)} |")
     for field in _fields_used(formula.tree()):
         if isinstance(field.target, ast.Name) and isinstance(chip := call.arguments.get(field.target.name), Record):
@@ -101,7 +103,9 @@ def explain_call(call: FormulaCall, source: Callable[[ast.Expr], str]) -> list[s
             origin = chip.sources.get(field.name, "")
             note = f"; {chip.notes[field.name]}" if field.name in chip.notes else ""
             shown = format_quantity(field_value, 4) if field_value is not None else "missing"
-            lines.append(f"| {FIELD_SYMBOLS.get(field.name, field.name)} | `{chip.name}.{field.name}` | {shown} — {origin}{note} |")
+            lines.append(
+                f"| {FIELD_SYMBOLS.get(field.name, field.name)} | `{chip.name}.{field.name}` | {shown} — {origin}{note} |"
+            )
     lines += ["", f"    = {substitute(formula.tree(), call.arguments)}", f"    = {show(call.result)}"]
     return lines
 
@@ -136,7 +140,9 @@ def explain(
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _definitions(names: list[str], binding: Callable[[str], Binding | None], line_of: Callable[[Binding], str]) -> list[str]:
+def _definitions(
+    names: list[str], binding: Callable[[str], Binding | None], line_of: Callable[[Binding], str]
+) -> list[str]:
     lines: list[str] = []
     seen: set[str] = set()
     queue = list(names)
@@ -169,7 +175,10 @@ def derivation_at(analysis: DocumentAnalysis, offset: int) -> str | None:
         if visible(binding):
             scope[binding.name] = binding
     evaluator = Evaluator(
-        default_registry(), lambda name: scope[name].value if name in scope else analysis.records.get(name), list, prelude.call
+        default_registry(),
+        lambda name: scope[name].value if name in scope else analysis.records.get(name),
+        list,
+        prelude.call,
     )
     evaluator.trace = []
     expr = shift_tree(value_result.expr, value_result.shift)

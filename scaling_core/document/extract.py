@@ -151,7 +151,9 @@ class _Extractor:
                 position = opener.end()
                 continue
             content = chunk[opener.end() : closer.start()]
-            role = opener.start() >= 6 and chunk.startswith("{calc}", opener.start() - 6)  # O(1): paragraphs can be long
+            role = opener.start() >= 6 and chunk.startswith(
+                "{calc}", opener.start() - 6
+            )  # O(1): paragraphs can be long
             lead = len(content) - len(content.lstrip(" "))
             stripped = content.strip(" ")
             if "\n" not in content and "\r" not in content and stripped:
@@ -260,7 +262,6 @@ class _Extractor:
         self.out.bold_starts.append(ProblemStart(start, title_span, ident, title, level))
 
 
-
 _LAST_DIGIT = re.compile(r"\d(?=\D*$)")
 
 
@@ -292,7 +293,10 @@ def scan_chunk(text: str) -> ChunkScan:
 
 
 def extract(
-    text: str, index: LineIndex | None = None, cache: ChunkCache | None = None, check_stop: Callable[[], None] | None = None
+    text: str,
+    index: LineIndex | None = None,
+    cache: ChunkCache | None = None,
+    check_stop: Callable[[], None] | None = None,
 ) -> Extraction:
     """Find calc blocks, code spans, claims, problems and suppressions in ``text``.
 

@@ -172,7 +172,13 @@ def identifiers(text: str) -> tuple[str, ...]:
 def region_key(region: Region, source: str, scope: Scope) -> tuple[Any, ...]:
     """The cache key of ``region``, whose text is ``source``, evaluated in ``scope`` as it is now."""
     local = scope.local
-    return (type(region), source, scope.problem, local is not None, inputs_of(source, local, scope.top_level, scope.records))
+    return (
+        type(region),
+        source,
+        scope.problem,
+        local is not None,
+        inputs_of(source, local, scope.top_level, scope.records),
+    )
 
 
 def inputs_of(

@@ -111,5 +111,3 @@ class ProblemStart:
     ident: str
     title: str
     level: int
-
-

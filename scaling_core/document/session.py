@@ -91,7 +91,14 @@ class CalcSession:
         if value is None:
             value = evaluation.value.quantity or interpreter.evaluator.value(statement.expr)
         markdown = explain(
-            last, last, statement.expr, value, calls, self._binding, interpreter.records, lambda _b: "defined earlier in this session"
+            last,
+            last,
+            statement.expr,
+            value,
+            calls,
+            self._binding,
+            interpreter.records,
+            lambda _b: "defined earlier in this session",
         )
         return Explanation(evaluation, markdown)
 

@@ -99,7 +99,9 @@ def shift_region(region: Region | PythonRegion, delta: int) -> Region | PythonRe
     """A region found in a chunk, moved by ``delta``."""
     # Positional constructors and exact type tests: this runs for every region after a keystroke.
     if type(region) is CodeSpanRegion:
-        return CodeSpanRegion(shift_span(region.span, delta), shift_span(region.content_span, delta), region.text, region.role)
+        return CodeSpanRegion(
+            shift_span(region.span, delta), shift_span(region.content_span, delta), region.text, region.role
+        )
     if type(region) is CalcRegion:
         lines = tuple([(offset + delta, text) for offset, text in region.lines])
         return CalcRegion(shift_span(region.span, delta), lines, region.hidden)

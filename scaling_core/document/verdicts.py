@@ -34,7 +34,9 @@ class CheckReporting:
     checks: list[CheckResult]
     problem: str | None
 
-    def report(self, kind: CheckKind, span: Span, op: str, claim: str, outcome: Outcome, at: Span, left: str | None) -> None:
+    def report(
+        self, kind: CheckKind, span: Span, op: str, claim: str, outcome: Outcome, at: Span, left: str | None
+    ) -> None:
         """Record a check's result and, unless it passed, its diagnostic."""
         status = _PASS if outcome.passed else (_WARN if outcome.implied else _FAIL)
         message = None  # a pass's message is built when first read (CheckResult.message)
@@ -78,11 +80,11 @@ class CheckReporting:
         self.checks.append(CheckResult(kind, span, CheckStatus.SKIP, op, claim, None, "not evaluated", self.problem))
 
 
-
 # -- problems ----------------------------------------------------------------
 def span_start(item: Diagnostic | CheckResult) -> int:
     """Where a diagnostic or check starts (the sort key of :func:`within`'s lists)."""
     return item.span.start
+
 
 Spanned = TypeVar("Spanned", Diagnostic, CheckResult)
 
@@ -104,7 +106,9 @@ def problem_verdict(problem: ProblemRegion, checks: list[CheckResult], errors: l
     else:
         status = ProblemStatus.FAIL if failed or failing else ProblemStatus.PASS
     passed = sum(c.status in (CheckStatus.PASS, CheckStatus.WARN) for c in mine)
-    return ProblemResult(problem.ident, problem.title, problem.span, problem.title_span, status, passed, failed, len(mine))
+    return ProblemResult(
+        problem.ident, problem.title, problem.span, problem.title_span, status, passed, failed, len(mine)
+    )
 
 
 def problem_diagnostic(
@@ -112,7 +116,9 @@ def problem_diagnostic(
 ) -> Diagnostic:
     """The diagnostic of a problem that does not pass: P002 (no checks), or P001 relating what failed."""
     if verdict.status == ProblemStatus.UNTESTED:
-        return make_diagnostic("P002", f"{problem.ident} has no checks: add a calc check or a claim to its answer", problem.title_span)
+        return make_diagnostic(
+            "P002", f"{problem.ident} has no checks: add a calc check or a claim to its answer", problem.title_span
+        )
     inside = problem.span.start, problem.span.end
     failing = (CheckStatus.FAIL, CheckStatus.SKIP)
     related = tuple(Related(c.span, c.message) for c in within(checks, inside) if c.status in failing)

@@ -152,7 +152,13 @@ def _holds(left: object, op: str, right: object, allowance: tuple[object, object
 
 
 def _implied_prefix(
-    computed: Quantity, unannotated: bool, claimed: Quantity, op: str, allowance: tuple[object, object], dim: int, claim_factor: float
+    computed: Quantity,
+    unannotated: bool,
+    claimed: Quantity,
+    op: str,
+    allowance: tuple[object, object],
+    dim: int,
+    claim_factor: float,
 ) -> str | None:
     symbol = _BASE_SYMBOL.get(dim)
     if unannotated and symbol:

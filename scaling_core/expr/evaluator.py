@@ -68,9 +68,7 @@ class Evaluator:
         if not isinstance(value, Quantity):
             kind = "a shape" if isinstance(value, ShapeValue) else f"the record '{value.name}'"
             fields = sorted(value.fields()) if isinstance(value, ShapeValue) else sorted(value.fields)
-            raise self.fail(
-                "U006", f"{kind} is not a number; use one of its fields: {', '.join(fields)}", expr.span
-            )
+            raise self.fail("U006", f"{kind} is not a number; use one of its fields: {', '.join(fields)}", expr.span)
         return value
 
     def statement_value(self, expr: ast.Expr) -> Value:
@@ -105,7 +103,9 @@ class Evaluator:
             raise self.fail("E002", "the result overflows float64 (beyond about 1.8e308)", expr.span) from None
         except RecursionError:
             raise self.fail("E003", "expression nested too deeply", expr.span) from None
-        if type(result) is Quantity and not (math.isfinite(result.value) if type(result.value) is float else _is_finite(result.value)):
+        if type(result) is Quantity and not (
+            math.isfinite(result.value) if type(result.value) is float else _is_finite(result.value)
+        ):
             raise self.fail("E002", "the result is not a finite number (overflow or invalid operation)", expr.span)
         return result
 
@@ -222,7 +222,11 @@ class Evaluator:
         dim, free = first.dim, first.free
         for item, expr in zip(items[1:], node.items[1:]):
             if item.dim != dim and not (item.free or free):
-                raise self.fail("U001", f"list items have different units: {describe_unit(first)} and {describe_unit(item)}", expr.span)
+                raise self.fail(
+                    "U001",
+                    f"list items have different units: {describe_unit(first)} and {describe_unit(item)}",
+                    expr.span,
+                )
             if not item.free:
                 dim, free = item.dim, False
         values = [float(v) for item in items for v in (item.value if is_array(item.value) else (item.value,))]
@@ -233,7 +237,11 @@ class Evaluator:
         np = numpy()
         array = np.asarray(values, dtype=np.float64)
         if array.size > self.limits.max_array_elements:
-            raise self.fail("E003", f"a sweep of {array.size:,} elements exceeds the limit of {self.limits.max_array_elements:,}", span)
+            raise self.fail(
+                "E003",
+                f"a sweep of {array.size:,} elements exceeds the limit of {self.limits.max_array_elements:,}",
+                span,
+            )
         return Quantity(array, dim, free, label)
 
     def _eval_Shape(self, node: ast.Shape) -> ShapeValue:
@@ -259,7 +267,6 @@ def _is_finite(value: object) -> bool:
 def _length_message(left: Quantity, right: Quantity) -> str:
     sizes = [left.value.size if is_array(left.value) else 1, right.value.size if is_array(right.value) else 1]
     return f"sweeps of different lengths ({sizes[0]} and {sizes[1]}) cannot be combined element by element"
-
 
 
 __all__ = ["CallHandler", "Evaluator"]

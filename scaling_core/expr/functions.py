@@ -49,7 +49,9 @@ def _positive(value: object) -> bool:
     return bool(numpy().all(value > 0)) if is_array(value) else float(value) > 0  # type: ignore[arg-type, operator]
 
 
-def _dimensionless(name: str, ufunc: str, on_float: Callable[[float], float], domain: Callable[[object], bool]) -> Implementation:
+def _dimensionless(
+    name: str, ufunc: str, on_float: Callable[[float], float], domain: Callable[[object], bool]
+) -> Implementation:
     def apply(ev: Evaluator, node: ast.Call, args: list[Quantity]) -> Quantity:
         (arg,) = args
         if arg.dim and not arg.free:
@@ -68,7 +70,9 @@ def _sqrt(ev: Evaluator, node: ast.Call, args: list[Quantity]) -> Quantity:
         raise ev.fail("E004", "square root of a negative number", node.args[0].span)
     root = dimension.root(arg.dim, 2)
     if root is None:
-        raise ev.fail("U006", f"the square root of {dimension.base_unit_name(arg.dim)} is not a unit", node.args[0].span)
+        raise ev.fail(
+            "U006", f"the square root of {dimension.base_unit_name(arg.dim)} is not a unit", node.args[0].span
+        )
     return Quantity(numpy().sqrt(arg.value) if is_array(arg.value) else math.sqrt(arg.value), root, arg.free, None)
 
 
@@ -112,7 +116,9 @@ def _range(ev: Evaluator, node: ast.Call, args: list[Quantity]) -> Quantity:
         raise ev.fail("E004", "range step must not be zero", node.args[2].span)
     count = max(math.ceil((stop - start) / step), 0)
     if count > ev.limits.max_array_elements:
-        raise ev.fail("E003", f"a sweep of {count:,.0f} elements exceeds the limit of {ev.limits.max_array_elements:,}", node.span)
+        raise ev.fail(
+            "E003", f"a sweep of {count:,.0f} elements exceeds the limit of {ev.limits.max_array_elements:,}", node.span
+        )
     source = args[1] if len(args) > 1 else args[0]
     return ev.array(numpy().arange(count) * step + start, source.dim, source.free, source.label, node.span)
 
@@ -139,7 +145,13 @@ def call_builtin(ev: Evaluator, node: ast.Call) -> Quantity:
     minimum, maximum, _doc, implementation = FUNCTIONS[node.name]
     count = len(node.args)
     if count < minimum or (maximum is not None and count > maximum):
-        expected = str(minimum) if minimum == maximum else f"{minimum} or more" if maximum is None else f"{minimum} to {maximum}"
+        expected = (
+            str(minimum)
+            if minimum == maximum
+            else f"{minimum} or more"
+            if maximum is None
+            else f"{minimum} to {maximum}"
+        )
         raise ev.fail("N005", f"{node.name} takes {expected} argument(s), got {count}", node.span)
     args = [ev.quantity(arg) for arg in node.args]
     return implementation(ev, node, args)

@@ -120,7 +120,9 @@ def _lex(text: str, base: int, tokens: list[Token], diagnostics: list[Diagnostic
         if kind == "space":
             spaced = True
         elif kind == "ident":  # the commonest tokens are built inline (hot path)
-            tokens.append(new(Token, (TokenKind.IDENT, match.group(), new(Span, (base + pos, base + end)), 0.0, "", spaced)))
+            tokens.append(
+                new(Token, (TokenKind.IDENT, match.group(), new(Span, (base + pos, base + end)), 0.0, "", spaced))
+            )
             spaced = False
         elif kind == "number":  # a number without a magnitude suffix
             text_ = match.group()

@@ -146,7 +146,11 @@ class Parser:
     def statement(self) -> ast.Statement:
         """Grammar rule ``statement``."""
         start = self.current.span.start
-        if self.current.kind is TokenKind.IDENT and self.current.text == "import" and self.peek().kind is TokenKind.STRING:
+        if (
+            self.current.kind is TokenKind.IDENT
+            and self.current.text == "import"
+            and self.peek().kind is TokenKind.STRING
+        ):
             self.advance()
             path = self.advance()
             return ast.Import(path.text, Span(start, path.span.end), path.span)
@@ -161,7 +165,9 @@ class Parser:
             op = self.advance()
             right = self.expression()
             tolerance = self.tolerance()
-            return ast.Check(left, canonical_comparison(op.text), right, tolerance, Span(start, self.last_end()), op.span)
+            return ast.Check(
+                left, canonical_comparison(op.text), right, tolerance, Span(start, self.last_end()), op.span
+            )
         if self.at(TokenKind.ASSIGN):
             raise self.error("'=' defines a name; to check a value write '==' or '≈'")
         convert = self.convert()
@@ -196,7 +202,9 @@ class Parser:
     def chain(self) -> list[ChainLink]:
         """``expr (("=" | "≈") expr)+`` for checked code spans."""
         links = [ChainLink(self.expression(), "")]
-        while self.at(TokenKind.ASSIGN) or (self.at(TokenKind.COMPARE) and canonical_comparison(self.current.text) == "≈"):
+        while self.at(TokenKind.ASSIGN) or (
+            self.at(TokenKind.COMPARE) and canonical_comparison(self.current.text) == "≈"
+        ):
             relation = "=" if self.advance().kind is TokenKind.ASSIGN else "≈"
             links.append(ChainLink(self.expression(), relation))
         if not self.at(TokenKind.EOF):
@@ -267,7 +275,9 @@ class Parser:
             unit = self.unit(require_known=True)
             return ast.WithUnit(operand, unit, Span(operand.span.start, unit.span.end))
         if following.kind is TokenKind.IDENT and self.is_unit(following.text) and self.peek().kind in _LEAF_FOLLOWERS:
-            raise self.error(f"'{following.text}' is a unit: write it after a number ('1 {following.text}') or multiply by one")
+            raise self.error(
+                f"'{following.text}' is a unit: write it after a number ('1 {following.text}') or multiply by one"
+            )
         return operand
 
     def starts_unit(self) -> bool:

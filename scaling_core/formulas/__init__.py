@@ -7,9 +7,7 @@ from scaling_core.formulas.model import Formula, Param
 
 #: Every formula by name.
 LIBRARY: dict[str, Formula] = {
-    f.name: f
-    for module in (roofline, collectives, transformer, training, inference)
-    for f in module.FORMULAS
+    f.name: f for module in (roofline, collectives, transformer, training, inference) for f in module.FORMULAS
 }
 
 __all__ = ["LIBRARY", "Formula", "Param"]

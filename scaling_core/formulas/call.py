@@ -47,8 +47,14 @@ def expected_dim(unit: str) -> int | None:
 def call_formula(ev: Evaluator, node: ast.Call, formula: Formula) -> Value:
     """Evaluate ``formula`` at ``node``; every failure is reported at the call."""
     if not formula.required <= len(node.args) <= len(formula.params):
-        counts = f"{formula.required} to {len(formula.params)}" if formula.required < len(formula.params) else str(formula.required)
-        raise ev.fail("N005", f"{formula.name} takes {counts} argument(s), got {len(node.args)}: {formula.signature}", node.span)
+        counts = (
+            f"{formula.required} to {len(formula.params)}"
+            if formula.required < len(formula.params)
+            else str(formula.required)
+        )
+        raise ev.fail(
+            "N005", f"{formula.name} takes {counts} argument(s), got {len(node.args)}: {formula.signature}", node.span
+        )
     bound: dict[str, Value] = {}
     defaulted = []
     for position, param in enumerate(formula.params):

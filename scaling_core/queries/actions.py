@@ -81,8 +81,13 @@ def _unit_actions(analysis: DocumentAnalysis, start: int, end: int) -> list[Acti
     for value in analysis.values:
         if value.inline or value.quantity is None or not (value.span.start <= end and start <= value.span.end):
             continue
-        if "->" in analysis.text[value.span.start : value.span.end] or "→" in analysis.text[value.span.start : value.span.end]:
+        if (
+            "->" in analysis.text[value.span.start : value.span.end]
+            or "→" in analysis.text[value.span.start : value.span.end]
+        ):
             continue
         for unit in _ALTERNATIVES.get(value.quantity.dim, ()):
-            actions.append(Action(f"Show in {unit}", "refactor", ((Span(value.span.end, value.span.end), f" -> {unit}"),)))
+            actions.append(
+                Action(f"Show in {unit}", "refactor", ((Span(value.span.end, value.span.end), f" -> {unit}"),))
+            )
     return actions

@@ -55,7 +55,9 @@ class quiet_arrays:  # noqa: N801 - used like a function: ``with quiet_arrays():
         else:
             _local.depth = getattr(_local, "depth", 0) + 1
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
         if self._state is not None:
             self._state.__exit__(kind, error, trace)
             return

@@ -54,8 +54,7 @@ class UnitRegistry:
 
 def _expand(data: dict[str, Any]) -> dict[str, Unit]:
     prefix_sets: dict[str, dict[str, tuple[str, float]]] = {
-        name: {sym: (long, float(f)) for sym, (long, f) in table.items()}
-        for name, table in data["prefixes"].items()
+        name: {sym: (long, float(f)) for sym, (long, f) in table.items()} for name, table in data["prefixes"].items()
     }
     exact: dict[str, Unit] = {}
     prefixed: dict[str, Unit] = {}

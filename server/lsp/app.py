@@ -67,7 +67,10 @@ def create_server() -> MarginServer:
     @server.feature(SERVER_STATS)
     def server_stats(ls: MarginServer, params: object) -> dict[str, object]:
         """Figures for benchmarks: event-loop lag (when MARGIN_LOOP_MONITOR=1, else null), analyses stopped."""
-        return {"loop": ls.loop_monitor.stats() if loop_monitor.enabled() else None, "analyses_cancelled": ls.state.cancelled}
+        return {
+            "loop": ls.loop_monitor.stats() if loop_monitor.enabled() else None,
+            "analyses_cancelled": ls.state.cancelled,
+        }
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: MarginServer, params: None) -> None:

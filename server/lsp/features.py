@@ -97,7 +97,9 @@ def register(server: MarginServer) -> None:
         document = ls.state.documents.get(uri)
         if document is None:
             return
-        ls.state.documents[uri] = apply_changes(document, params.text_document.version, params.content_changes, ls.encoding)
+        ls.state.documents[uri] = apply_changes(
+            document, params.text_document.version, params.content_changes, ls.encoding
+        )
         if ls.state.config.check_frequency == "edit":
             ls.state.schedule(uri)
             for other, open_document in list(ls.state.documents.items()):
@@ -113,7 +115,9 @@ def register(server: MarginServer) -> None:
     def did_close(ls: MarginServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.state.close(params.text_document.uri)
         if not ls.pull:
-            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
+            ls.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])
+            )
 
     @server.feature(
         types.TEXT_DOCUMENT_DIAGNOSTIC,
@@ -131,7 +135,9 @@ def register(server: MarginServer) -> None:
         return types.RelatedFullDocumentDiagnosticReport(items=items, result_id=result_id)
 
     @server.feature(types.WORKSPACE_DIAGNOSTIC)
-    async def workspace_diagnostic(ls: MarginServer, params: types.WorkspaceDiagnosticParams) -> types.WorkspaceDiagnosticReport:
+    async def workspace_diagnostic(
+        ls: MarginServer, params: types.WorkspaceDiagnosticParams
+    ) -> types.WorkspaceDiagnosticReport:
         return types.WorkspaceDiagnosticReport(items=await _check_workspace(ls, params.work_done_token))
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
@@ -162,7 +168,9 @@ def register(server: MarginServer) -> None:
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.Refactor]),
     )
     @_on_snapshot(list)
-    async def code_action(ls: MarginServer, params: types.CodeActionParams, snapshot: Snapshot) -> list[types.CodeAction]:
+    async def code_action(
+        ls: MarginServer, params: types.CodeActionParams, snapshot: Snapshot
+    ) -> list[types.CodeAction]:
         document, analysis, converter = snapshot
         span = snapshot.span(params.range)
         result = []
@@ -171,26 +179,38 @@ def register(server: MarginServer) -> None:
             kind = types.CodeActionKind.QuickFix if action.kind == "quickfix" else types.CodeActionKind.Refactor
             fixed = [d for d in params.context.diagnostics if d.code == action.fixes] if action.fixes else None
             edit = types.WorkspaceEdit(changes={document.uri: edits})
-            result.append(types.CodeAction(action.title, kind=kind, diagnostics=fixed, is_preferred=action.preferred or None, edit=edit))
+            result.append(
+                types.CodeAction(
+                    action.title, kind=kind, diagnostics=fixed, is_preferred=action.preferred or None, edit=edit
+                )
+            )
         return result
 
     @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=["."]))
     @_on_snapshot(list)
-    async def completion(ls: MarginServer, params: types.CompletionParams, snapshot: Snapshot) -> list[types.CompletionItem]:
+    async def completion(
+        ls: MarginServer, params: types.CompletionParams, snapshot: Snapshot
+    ) -> list[types.CompletionItem]:
         return [
-            types.CompletionItem(c.label, kind=_COMPLETION_KIND[c.kind], detail=c.detail, documentation=c.documentation or None)
+            types.CompletionItem(
+                c.label, kind=_COMPLETION_KIND[c.kind], detail=c.detail, documentation=c.documentation or None
+            )
             for c in completions(snapshot.analysis, snapshot.offset(params.position))
         ]
 
     @server.feature(types.TEXT_DOCUMENT_SIGNATURE_HELP, types.SignatureHelpOptions(trigger_characters=["(", ","]))
     @_on_snapshot(_none)
-    async def signature_help(ls: MarginServer, params: types.SignatureHelpParams, snapshot: Snapshot) -> types.SignatureHelp | None:
+    async def signature_help(
+        ls: MarginServer, params: types.SignatureHelpParams, snapshot: Snapshot
+    ) -> types.SignatureHelp | None:
         found = signature_at(snapshot.analysis, snapshot.offset(params.position))
         if found is None:
             return None
         parameters = [types.ParameterInformation(label=p) for p in found.parameters]
         info = types.SignatureInformation(found.label, documentation=found.documentation, parameters=parameters)
-        return types.SignatureHelp([info], active_signature=0, active_parameter=min(found.active, max(len(parameters) - 1, 0)))
+        return types.SignatureHelp(
+            [info], active_signature=0, active_parameter=min(found.active, max(len(parameters) - 1, 0))
+        )
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     @_on_snapshot(_none)
@@ -212,11 +232,15 @@ def register(server: MarginServer) -> None:
         found = await _occurrences(ls, params.text_document.uri, params.position, True)
         if not found:
             return None
-        return types.WorkspaceEdit(changes={uri: [types.TextEdit(r, params.new_name) for r in ranges] for uri, ranges in found.items()})
+        return types.WorkspaceEdit(
+            changes={uri: [types.TextEdit(r, params.new_name) for r in ranges] for uri, ranges in found.items()}
+        )
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     @_on_snapshot(list)
-    async def document_symbol(ls: MarginServer, params: types.DocumentSymbolParams, snapshot: Snapshot) -> list[types.DocumentSymbol]:
+    async def document_symbol(
+        ls: MarginServer, params: types.DocumentSymbolParams, snapshot: Snapshot
+    ) -> list[types.DocumentSymbol]:
         _document, analysis, converter = snapshot
 
         def convert(symbol: Symbol) -> types.DocumentSymbol:
@@ -252,7 +276,9 @@ async def _snapshot(ls: MarginServer, uri: str) -> Snapshot | None:
     return Snapshot(document, analysis, document.converter(ls.encoding))
 
 
-async def _check_workspace(ls: MarginServer, token: types.ProgressToken | None) -> list[types.WorkspaceDocumentDiagnosticReport]:
+async def _check_workspace(
+    ls: MarginServer, token: types.ProgressToken | None
+) -> list[types.WorkspaceDocumentDiagnosticReport]:
     """Every draft of the workspace (open ones as edited), with ``$/progress`` reports."""
     if ls.state.root is None:
         return []
@@ -295,7 +321,9 @@ async def _location(ls: MarginServer, path: str, span: Span) -> types.Location:
     return types.Location(uri, PositionConverter(LineIndex(read_text(Path(path))), ls.encoding).range(span))
 
 
-async def _occurrences(ls: MarginServer, uri: str, position: types.Position, include_definition: bool) -> dict[str, list[types.Range]]:
+async def _occurrences(
+    ls: MarginServer, uri: str, position: types.Position, include_definition: bool
+) -> dict[str, list[types.Range]]:
     """Every range naming the definition at ``position``, in this and other open documents."""
     snapshot = await _snapshot(ls, uri)
     if snapshot is None:

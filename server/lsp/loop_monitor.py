@@ -46,4 +46,8 @@ class LoopMonitor:
         ordered = sorted(self.lags_ms)
         if not ordered:
             return {"samples": 0, "max_lag_ms": 0.0, "p99_lag_ms": 0.0}
-        return {"samples": len(ordered), "max_lag_ms": ordered[-1], "p99_lag_ms": ordered[int(0.99 * (len(ordered) - 1))]}
+        return {
+            "samples": len(ordered),
+            "max_lag_ms": ordered[-1],
+            "p99_lag_ms": ordered[int(0.99 * (len(ordered) - 1))],
+        }

@@ -60,7 +60,10 @@ def test_statistics_counts_per_code(drafts: Path) -> None:
     result = margin("check", "--statistics", ".", cwd=drafts)
     assert result.returncode == 1
     rows = [line.split("\t") for line in result.stdout.splitlines()]
-    assert rows == [["1", "C001", "[*] check failed"], ["1", "U005", "    claim matches only with a unit prefix the author did not write"]]
+    assert rows == [
+        ["1", "C001", "[*] check failed"],
+        ["1", "U005", "    claim matches only with a unit prefix the author did not write"],
+    ]
 
 
 def test_select_and_ignore(drafts: Path) -> None:
@@ -71,7 +74,9 @@ def test_select_and_ignore(drafts: Path) -> None:
     assert [c["status"] for c in report["checks"] if c["path"] == "bad.md"] == ["skip"]  # an ignored failure is skipped
     selected = json.loads(margin("check", "--select", "U", "--format", "json", ".", cwd=drafts).stdout)
     assert [d["code"] for d in selected["diagnostics"]] == ["U005"]
-    both = json.loads(margin("check", "--select", "C,U", "--ignore", "U005", "--format", "json", ".", cwd=drafts).stdout)
+    both = json.loads(
+        margin("check", "--select", "C,U", "--ignore", "U005", "--format", "json", ".", cwd=drafts).stdout
+    )
     assert [d["code"] for d in both["diagnostics"]] == ["C001"]
     unknown = margin("check", "--select", "X9", ".", cwd=drafts)
     assert unknown.returncode == 2 and "'X9' matches no diagnostic code" in unknown.stderr
@@ -265,7 +270,9 @@ def test_junit_records_the_seconds_each_file_took(drafts: Path) -> None:
 
 
 def test_verbose_lists_every_skipped_check_with_its_reason(tmp_path: Path) -> None:
-    (tmp_path / "quote.md").write_text("<!-- margin: ignore C001 -->\n> \"`2 * 3 = 7` per token\"\n\nAnd `2 * 2 = 4`.\n", "utf-8")
+    (tmp_path / "quote.md").write_text(
+        '<!-- margin: ignore C001 -->\n> "`2 * 3 = 7` per token"\n\nAnd `2 * 2 = 4`.\n', "utf-8"
+    )
     plain = margin("check", "quote.md", cwd=tmp_path)
     assert plain.returncode == 0 and "1 passed" in plain.stdout and "1 skipped" in plain.stdout
     assert "skipped:" not in plain.stdout

@@ -29,7 +29,11 @@ PACKAGES = ("margin", "scaling_core", "server")
 
 def _tracked_files() -> list[str]:
     listed = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True, check=True
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return [name for name in listed.stdout.splitlines() if (ROOT / name).is_file()]
 
@@ -57,7 +61,9 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     env_dir = tmp_path_factory.mktemp("fresh-venv")
     venv.EnvBuilder(with_pip=True).create(env_dir)
     python = env_dir / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-index", "--no-deps", str(wheel)], check=True, timeout=300)
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--no-index", "--no-deps", str(wheel)], check=True, timeout=300
+    )
     purelib = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         capture_output=True, text=True, check=True,
@@ -95,7 +101,9 @@ def test_wheel_ships_every_packaged_file(wheel: Path) -> None:
 
 
 def test_installed_modules_come_from_the_venv(installed: Path, outside: Path) -> None:
-    shown = _run(installed, "python", "-c", "import margin, scaling_core, server; print(scaling_core.__file__)", cwd=outside)
+    shown = _run(
+        installed, "python", "-c", "import margin, scaling_core, server; print(scaling_core.__file__)", cwd=outside
+    )
     assert shown.returncode == 0, shown.stderr
     assert str(installed.parent) in shown.stdout and str(ROOT) not in shown.stdout
 
@@ -129,7 +137,9 @@ def _message(stream, deadline: float) -> dict:
         if not byte:
             raise EOFError("the server closed its output")
         header += byte
-    length = next(int(line.split(b":")[1]) for line in header.split(b"\r\n") if line.lower().startswith(b"content-length"))
+    length = next(
+        int(line.split(b":")[1]) for line in header.split(b"\r\n") if line.lower().startswith(b"content-length")
+    )
     body = b""
     while len(body) < length:  # an unbuffered pipe may return less than asked
         chunk = stream.read(length - len(body))

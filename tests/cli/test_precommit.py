@@ -158,9 +158,7 @@ def pre_commit(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess
 def test_try_repo_from_a_fresh_clone(project: Path, hook_repo: tuple[Path, str], home: Path) -> None:
     repo, _ = hook_repo
     files = ["wrong.md", "examples/rooflines.md", "drafts/wrong.md"]
-    result = pre_commit(
-        "try-repo", str(repo), "margin", "--color", "never", "--files", *files, cwd=project, home=home
-    )
+    result = pre_commit("try-repo", str(repo), "margin", "--color", "never", "--files", *files, cwd=project, home=home)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "margin check" in result.stdout and "Failed" in result.stdout
     assert "wrong.md:13:22: error C001: check failed: computed 22.49 days, not ≈ 12 days" in result.stdout
@@ -169,9 +167,7 @@ def test_try_repo_from_a_fresh_clone(project: Path, hook_repo: tuple[Path, str],
 
 
 def test_correct_draft_passes(project: Path, home: Path) -> None:
-    result = pre_commit(
-        "run", "margin", "--color", "never", "--files", "examples/rooflines.md", cwd=project, home=home
-    )
+    result = pre_commit("run", "margin", "--color", "never", "--files", "examples/rooflines.md", cwd=project, home=home)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Passed" in result.stdout
 

@@ -67,6 +67,8 @@ def test_a_function_gives_the_same_value_on_a_float_and_a_sweep(function: str, x
     assert all(math.isclose(one, float(v), rel_tol=1e-15) for v in many)
 
 
-@pytest.mark.parametrize(("text", "display"), [("max(1, 3, 2)", "3"), ("max([1, 2], 3)", "[3, 3]"), ("min(2 s, 3 ms)", "3 ms")])
+@pytest.mark.parametrize(
+    ("text", "display"), [("max(1, 3, 2)", "3"), ("max([1, 2], 3)", "[3, 3]"), ("min(2 s, 3 ms)", "3 ms")]
+)
 def test_min_and_max_over_floats_and_sweeps(text: str, display: str) -> None:
     assert run(text).value.display == display  # type: ignore[union-attr]

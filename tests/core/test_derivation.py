@@ -19,7 +19,9 @@ def test_allgather_derivation_shows_formula_inputs_sources_and_numbers() -> None
 
 def test_derivation_follows_the_chain_of_definitions() -> None:
     session = CalcSession()
-    markdown = session.explain("N = 70e9\nD = 15e12\nC = 6 * N * D\nt = C / (8192 * h100.flops_bf16 * 0.4) -> days").markdown
+    markdown = session.explain(
+        "N = 70e9\nD = 15e12\nC = 6 * N * D\nt = C / (8192 * h100.flops_bf16 * 0.4) -> days"
+    ).markdown
     assert "`h100.flops_bf16` = 9.894e14 FLOP/s: https://www.nvidia.com/" in markdown
     assert markdown.index("`C = 6 * N * D`") < markdown.index("`N = 70e9`")
     assert "`D = 15e12`" in markdown

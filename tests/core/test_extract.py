@@ -19,7 +19,6 @@ def test_line_index_honours_only_lsp_line_breaks() -> None:
     assert index.line_text(0) == "a"
 
 
-
 @given(st.text(alphabet="ab\n\r\u2028\u0085é🚀", max_size=40))
 def test_line_starts_follow_the_three_lsp_line_breaks(text: str) -> None:
     expected = [0] + [i + 1 for i, c in enumerate(text) if c == "\n" or (c == "\r" and text[i + 1 : i + 2] != "\n")]

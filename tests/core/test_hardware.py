@@ -65,6 +65,11 @@ def test_bad_config_chips_are_reported_not_raised() -> None:
     problems = chip_problems(config)
     assert len(problems) == 4
     joined = "\n".join(problems)
-    for fragment in ("'c' must be a table", "field 'hbm' needs value", "'3 s' must be in byte", "'lots' is not a value"):
+    for fragment in (
+        "'c' must be a table",
+        "field 'hbm' needs value",
+        "'3 s' must be in byte",
+        "'lots' is not a value",
+    ):
         assert fragment in joined
     hardware_records(config)  # still builds, skipping the bad fields

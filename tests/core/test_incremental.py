@@ -48,8 +48,22 @@ def observable(analysis: DocumentAnalysis) -> tuple:
     return (
         list(analysis.diagnostics),
         [(v.span, v.display, v.name, v.inline, fingerprint(v.quantity)) for v in analysis.values],
-        [(c.kind, c.span, c.status, c.op, c.claim, fingerprint(c.computed), c.computed_display, c.message, c.problem,
-          fingerprint(c.claimed), c.allowance) for c in analysis.checks],
+        [
+            (
+                c.kind,
+                c.span,
+                c.status,
+                c.op,
+                c.claim,
+                fingerprint(c.computed),
+                c.computed_display,
+                c.message,
+                c.problem,
+                fingerprint(c.claimed),
+                c.allowance,
+            )
+            for c in analysis.checks
+        ],
         list(analysis.problems),
         [(b.name, b.span, b.source, fingerprint(b.value)) for b in analysis.bindings],
         [(r.span, r.name, r.binding.span if r.binding else None) for r in analysis.references],
@@ -81,7 +95,9 @@ def test_random_edit_sequences_match_a_full_reanalysis(sequence: list[tuple[floa
 
 @settings(max_examples=EXAMPLES or 100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(edits, st.lists(st.integers(0, 30), min_size=12, max_size=12))
-def test_analyses_stopped_part_way_leave_the_cache_correct(sequence: list[tuple[float, int, str]], stops: list[int]) -> None:
+def test_analyses_stopped_part_way_leave_the_cache_correct(
+    sequence: list[tuple[float, int, str]], stops: list[int]
+) -> None:
     # As in the editor: a newer version arrives while the previous one is being analysed.
     saved, analysis_module.STOP_POLL_REGIONS = analysis_module.STOP_POLL_REGIONS, 1
     try:
@@ -93,7 +109,12 @@ def test_analyses_stopped_part_way_leave_the_cache_correct(sequence: list[tuple[
             text = text[:position] + insert + text[position + remove :]
             polls = iter(range(stop, -1, -1))
             with contextlib.suppress(AnalysisCancelled):
-                analyze_document(text + "\nmore `1 + 1 = 2`\n", "draft.md", cache=cache, cancelled=lambda polls=polls: next(polls, 0) == 0)
+                analyze_document(
+                    text + "\nmore `1 + 1 = 2`\n",
+                    "draft.md",
+                    cache=cache,
+                    cancelled=lambda polls=polls: next(polls, 0) == 0,
+                )
             incremental = analyze_document(text, "draft.md", cache=cache)
             assert observable(incremental) == observable(analyze_document(text, "draft.md"))
     finally:

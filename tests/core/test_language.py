@@ -29,7 +29,10 @@ def test_spans_are_code_point_offsets_with_a_base() -> None:
     ]
 
 
-@pytest.mark.parametrize(("text", "value"), [("2 × 3", 6), ("2 · 3", 6), ("6 ÷ 3", 2), ("2^10", 1024), ("2**10", 1024), ("10²", 100), ("−4 + 5", 1)])
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("2 × 3", 6), ("2 · 3", 6), ("6 ÷ 3", 2), ("2^10", 1024), ("2**10", 1024), ("10²", 100), ("−4 + 5", 1)],
+)
 def test_author_notation_for_operators(text: str, value: float) -> None:
     assert run(text).value.quantity.value == value  # type: ignore[union-attr]
 

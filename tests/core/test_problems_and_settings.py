@@ -51,7 +51,9 @@ def test_problem_failure_points_at_each_failing_check() -> None:
 
 
 def test_untested_problem_is_a_hint_and_explicit_problems_scope_names() -> None:
-    doc = analyze("**Question 1:** nothing\n\n<!-- problem: p -->\n<!-- calc\nx = 2\n-->\n`x * 2 = 4`\n<!-- /problem -->\n\n`x * 2 = 4`\n")
+    doc = analyze(
+        "**Question 1:** nothing\n\n<!-- problem: p -->\n<!-- calc\nx = 2\n-->\n`x * 2 = 4`\n<!-- /problem -->\n\n`x * 2 = 4`\n"
+    )
     assert [(p.ident, p.status) for p in doc.problems] == [("Question 1", "untested"), ("p", "pass")]
     assert codes(doc) == ["P002"]
     assert len(doc.checks) == 1  # the last span names an unknown x: ordinary code
@@ -89,12 +91,19 @@ def test_untrusted_python_block_says_so_once() -> None:
 
 
 def test_claim_quick_fix_keeps_the_authors_style() -> None:
-    doc = analyze("```calc\nt = 25.31 days\nn = 31250\n```\nAbout **22 days**<!-- ≈ t --> and 32,000<!-- = n --> runs.\n")
+    doc = analyze(
+        "```calc\nt = 25.31 days\nn = 31250\n```\nAbout **22 days**<!-- ≈ t --> and 32,000<!-- = n --> runs.\n"
+    )
     fixes = [(doc.text[d.fixes[0].span.start : d.fixes[0].span.end], d.fixes[0].text) for d in doc.diagnostics]
     assert fixes == [("22 days", "25 days"), ("32,000", "31,250")]
 
 
 def test_configured_chips_override_and_extend_the_catalog() -> None:
-    chips = {"my_chip": {"title": "Mine", "fields": {"flops_bf16": {"value": "100 TFLOP/s", "source": "https://example.com"}}}}
+    chips = {
+        "my_chip": {
+            "title": "Mine",
+            "fields": {"flops_bf16": {"value": "100 TFLOP/s", "source": "https://example.com"}},
+        }
+    }
     doc = analyze("`1e14 / my_chip.flops_bf16 = 1 s`", chips=chips)
     assert [c.status for c in doc.checks] == ["pass"]

@@ -96,7 +96,9 @@ def test_lone_b_after_a_space_is_bytes_with_a_hint() -> None:
     assert codes(result) == ["U004"]
 
 
-@pytest.mark.parametrize(("text", "factor"), [("1 GB", 1e9), ("1 GiB", 2**30), ("1 kB", 1e3), ("1 KiB", 1024), ("1 bit", 0.125)])
+@pytest.mark.parametrize(
+    ("text", "factor"), [("1 GB", 1e9), ("1 GiB", 2**30), ("1 kB", 1e3), ("1 KiB", 1024), ("1 bit", 0.125)]
+)
 def test_decimal_and_binary_byte_prefixes(text: str, factor: float) -> None:
     assert run(text).value.quantity.value == factor  # type: ignore[union-attr]
 

@@ -24,6 +24,7 @@ NETWORK = os.environ.get("MARGIN_NETWORK_TESTS") == "1"
 def test_vscode_client_typechecks_and_bundles(tmp_path: Path) -> None:
     project = tmp_path / "vscode"
     shutil.copytree(ROOT / "editors" / "vscode", project, ignore=shutil.ignore_patterns("node_modules", "dist"))
+
     def run(*command: str) -> None:
         result = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=300)
         assert result.returncode == 0, result.stdout + result.stderr

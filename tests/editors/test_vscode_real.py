@@ -38,7 +38,9 @@ CODE_SERVER = E2E / "code-server" / "node_modules" / ".bin" / "code-server"
 VSCE = E2E / "vsce" / "node_modules" / ".bin" / "vsce"
 NPM = shutil.which("npm")
 CHROMIUM = shutil.which("chromium")
-MISSING = [str(p) for p in (CODE_SERVER, VSCE) if not p.exists()] + [n for n, p in (("npm", NPM), ("chromium", CHROMIUM)) if not p]
+MISSING = [str(p) for p in (CODE_SERVER, VSCE) if not p.exists()] + [
+    n for n, p in (("npm", NPM), ("chromium", CHROMIUM)) if not p
+]
 
 DRAFT = """# Draft 🚀
 
@@ -56,7 +58,9 @@ t == 186.4 us ± 1%
 ```
 """
 
-pytestmark = pytest.mark.skipif(bool(MISSING), reason=f"run tests/editors/vscode_e2e_setup.sh first (missing: {MISSING})")
+pytestmark = pytest.mark.skipif(
+    bool(MISSING), reason=f"run tests/editors/vscode_e2e_setup.sh first (missing: {MISSING})"
+)
 
 
 def run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
@@ -74,7 +78,10 @@ def package(source: Path, work: Path, name: str, build: bool) -> Path:
         run([NPM, "install", "--no-audit", "--no-fund", "--loglevel=error", *offline], folder)  # type: ignore[list-item]
         run([NPM, "run", "build"], folder)  # type: ignore[list-item]
     vsix = work / f"{name}.vsix"
-    run([str(VSCE), "package", "--no-dependencies", "--allow-missing-repository", "--skip-license", "-o", str(vsix)], folder)
+    run(
+        [str(VSCE), "package", "--no-dependencies", "--allow-missing-repository", "--skip-license", "-o", str(vsix)],
+        folder,
+    )
     return vsix
 
 
@@ -169,7 +176,9 @@ def vs_code(tmp_path: Path, draft: str, settings: dict[str, object], probe_env: 
 
 def await_report(tmp_path: Path) -> dict[str, object]:
     """The probe's report (an assertion error with code-server's log if it never comes)."""
-    assert Reports.arrived.wait(180), "the probe never reported: " + (tmp_path / "code-server.log").read_text(errors="replace")[-3000:]
+    assert Reports.arrived.wait(180), (
+        "the probe never reported: " + (tmp_path / "code-server.log").read_text(errors="replace")[-3000:]
+    )
     return Reports.received
 
 
@@ -190,7 +199,11 @@ def test_the_extension_works_inside_vs_code(tmp_path: Path) -> None:
     assert str(report["vscodeVersion"]).startswith("1.")
     # The claim "300 µs" on line 8 (index 7), columns 15-21 in UTF-16 (the 🚀 is on another line).
     assert report["diagnostics"] == [
-        {"code": "C001", "message": "check failed: computed 186.4 µs, not ≈ 300 µs (tolerance ±15 µs)", "range": [7, 15, 7, 21]}
+        {
+            "code": "C001",
+            "message": "check failed: computed 186.4 µs, not ≈ 300 µs (tolerance ±15 µs)",
+            "range": [7, 15, 7, 21],
+        }
     ]
     assert "186.4 µs" in str(report["hover"])
     assert {"line": 3, "label": "  = 186 us"} in report["inlayHints"]  # type: ignore[operator]

@@ -99,7 +99,9 @@ def character(line_text: str, column: int, encoding_name: str) -> int:
 async def open_document(client: RecordingClient, name: str, text: str, version: int = 1) -> str:
     """Open ``text`` as ``workspace/name``; return its uri."""
     uri = (WORKSPACE / name).as_uri()
-    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "markdown", version, text)))
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "markdown", version, text))
+    )
     return uri
 
 

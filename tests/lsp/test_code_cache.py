@@ -74,7 +74,9 @@ print(json.dumps({"saved": code_cache.save()}))
     assert run_python(stale, tmp_path)["saved"] is True
     (path,) = cache_files(tmp_path)
     assert len(code_cache._read(path)) > code_cache.MAX_ENTRIES
-    upgraded = WORK.replace("print(json.dumps(", "code_cache.cached_compile('y = 1', '<new>', 'exec')\nprint(json.dumps(")
+    upgraded = WORK.replace(
+        "print(json.dumps(", "code_cache.cached_compile('y = 1', '<new>', 'exec')\nprint(json.dumps("
+    )
     first = run_python(upgraded, tmp_path)
     assert first["saved"] is True and first["misses"] > 500  # type: ignore[operator]
     kept = code_cache._read(path)
@@ -117,7 +119,12 @@ def test_the_language_server_writes_the_cache_and_reuses_it(tmp_path: Path) -> N
     session = b"".join(
         frame(m)
         for m in (
-            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": None, "rootUri": None, "capabilities": {}}},
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {"processId": None, "rootUri": None, "capabilities": {}},
+            },
             {"jsonrpc": "2.0", "method": "initialized", "params": {}},
             {"jsonrpc": "2.0", "id": 2, "method": "shutdown"},
             {"jsonrpc": "2.0", "method": "exit"},

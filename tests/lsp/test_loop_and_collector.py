@@ -50,5 +50,7 @@ async def test_server_stats_without_the_monitor(fresh_client: RecordingClient) -
     client = fresh_client  # a server of its own: nothing cancelled yet
     stats = await client.protocol.send_request_async("margin/serverStats", {})
     assert stats.loop is None and stats.analyses_cancelled == 0
-    hover = await client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier("file:///none.md"), types.Position(0, 0)))
+    hover = await client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier("file:///none.md"), types.Position(0, 0))
+    )
     assert hover is None

@@ -44,7 +44,9 @@ async def test_diagnostics_have_exact_ranges_with_emoji_cjk_and_line_separators(
         ("C001", 6, character(line, claim, name), 6, character(line, claim + 6, name)),
         ("C001", 6, character(line, value, name), 6, character(line, value + 1, name)),
     }
-    actual = {(d.code, d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character) for d in found}
+    actual = {
+        (d.code, d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character) for d in found
+    }
     assert actual == expected
     assert encoding(client) == ("utf-8" if client.capabilities.general.position_encodings else "utf-16")
 
@@ -55,7 +57,9 @@ async def test_inlay_hints_show_values_and_passing_claims(client: RecordingClien
     uri = await open_document(client, "hints.md", text)
     await diagnostics(client, uri, 1)
     hints = await client.text_document_inlay_hint_async(
-        types.InlayHintParams(types.TextDocumentIdentifier(uri), types.Range(types.Position(0, 0), types.Position(10, 0)))
+        types.InlayHintParams(
+            types.TextDocumentIdentifier(uri), types.Range(types.Position(0, 0), types.Position(10, 0))
+        )
     )
     labels = {(h.position.line, h.label) for h in hints}
     assert (1, "  = 189 µs") in labels
@@ -67,7 +71,9 @@ async def test_hover_shows_the_derivation(client: RecordingClient) -> None:
     text = "```calc\nt = allgather_time(bf16[1024, 4096].bytes, 4, tpu_v5e)\n```\n"
     uri = await open_document(client, "hover.md", text)
     await diagnostics(client, uri, 1)
-    hover = await client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(1, 2)))
+    hover = await client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(1, 2))
+    )
     assert hover is not None
     assert "93.21 µs" in hover.contents.value
     assert "Max(V/W_ici, X*t_hop/2)" in hover.contents.value
@@ -86,8 +92,12 @@ async def test_hover_after_typing_above_the_block(client: RecordingClient) -> No
             types.VersionedTextDocumentIdentifier(uri=uri, version=version),
             [types.TextDocumentContentChangePartial(range=types.Range(where, where), text="x")],
         ))  # fmt: skip
-    hover = await client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(5, 2)))
-    assert hover is not None and "93.21 µs" in hover.contents.value and "Max(V/W_ici, X*t_hop/2)" in hover.contents.value
+    hover = await client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(5, 2))
+    )
+    assert (
+        hover is not None and "93.21 µs" in hover.contents.value and "Max(V/W_ici, X*t_hop/2)" in hover.contents.value
+    )
 
 
 @SHARED_SERVER
@@ -113,15 +123,19 @@ async def test_quick_fix_makes_the_diagnostic_go_away_and_changes_nothing_else(c
 
 @SHARED_SERVER
 async def test_rename_across_two_files(client: RecordingClient) -> None:
-    constants = (await open_document(client, "constants.md", "# Constants\n\n```calc\nW = 4.5e10 byte/s\n```\n"))
+    constants = await open_document(client, "constants.md", "# Constants\n\n```calc\nW = 4.5e10 byte/s\n```\n")
     chapter = await open_document(client, "chapter.md", '```calc\nimport "constants.md"\nt = 1.7e7 byte / W\n```\n')
     await diagnostics(client, chapter, 1)
     edit = await client.text_document_rename_async(
         types.RenameParams(types.TextDocumentIdentifier(chapter), types.Position(2, 17), "W_ici")
     )
     assert edit is not None
-    assert [(e.range.start.line, e.range.start.character, e.new_text) for e in edit.changes[constants]] == [(3, 0, "W_ici")]
-    assert [(e.range.start.line, e.range.start.character, e.new_text) for e in edit.changes[chapter]] == [(2, 17, "W_ici")]
+    assert [(e.range.start.line, e.range.start.character, e.new_text) for e in edit.changes[constants]] == [
+        (3, 0, "W_ici")
+    ]
+    assert [(e.range.start.line, e.range.start.character, e.new_text) for e in edit.changes[chapter]] == [
+        (2, 17, "W_ici")
+    ]
 
 
 @SHARED_SERVER
@@ -155,8 +169,12 @@ async def test_completion_signature_symbols_and_definition(client: RecordingClie
     help_ = await client.text_document_signature_help_async(
         types.SignatureHelpParams(types.TextDocumentIdentifier(uri), types.Position(2, 22))
     )
-    assert help_ is not None and help_.signatures[0].label == "allgather_time(V, X, chip)" and help_.active_parameter == 1
-    symbols = await client.text_document_document_symbol_async(types.DocumentSymbolParams(types.TextDocumentIdentifier(uri)))
+    assert (
+        help_ is not None and help_.signatures[0].label == "allgather_time(V, X, chip)" and help_.active_parameter == 1
+    )
+    symbols = await client.text_document_document_symbol_async(
+        types.DocumentSymbolParams(types.TextDocumentIdentifier(uri))
+    )
     # `x = allgather_time(B, 4, h100)` fails (N003: h100 has no ICI), so it defines nothing.
     assert [(s.name, s.kind, s.detail) for s in symbols] == [
         ("B", types.SymbolKind.Variable, "128"),
@@ -173,7 +191,9 @@ async def test_completion_signature_symbols_and_definition(client: RecordingClie
 async def test_importers_are_rechecked_when_an_import_changes(client: RecordingClient) -> None:
     # Neither is on disk: the import is resolved from the open documents.
     constants = await open_document(client, "imported.md", "```calc\nW = 4.5e10 byte/s\n```\n")
-    chapter = await open_document(client, "importer.md", '```calc\nimport "imported.md"\n1.7e7 byte / W ≈ 378 us\n```\n')
+    chapter = await open_document(
+        client, "importer.md", '```calc\nimport "imported.md"\n1.7e7 byte / W ≈ 378 us\n```\n'
+    )
     assert await diagnostics(client, chapter, 1) == []
     client.text_document_did_change(
         types.DidChangeTextDocumentParams(
@@ -208,7 +228,9 @@ async def test_workspace_diagnostics_report_progress(client: RecordingClient) ->
     assert {"constants.md", "wrong.md"} <= set(by_name)
     assert [d.code for d in by_name["wrong.md"].items] == ["C001"]
     assert list(by_name["constants.md"].items) == []
-    tokens = [t for t, reports in client.progress_reports.items() if getattr(reports[0], "title", "").startswith("Margin")]
+    tokens = [
+        t for t, reports in client.progress_reports.items() if getattr(reports[0], "title", "").startswith("Margin")
+    ]
     if client.capabilities.window is None or not client.capabilities.window.work_done_progress:
         assert tokens == []
         return
