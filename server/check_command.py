@@ -167,7 +167,7 @@ def write_output(path: Path, text: str) -> None:
 
 def _apply_fixes(drafts: list[Draft], config: Config, project: Project, args: argparse.Namespace) -> int:
     """``--fix`` / ``--diff``: rewrite (or show) the drafts; returns 1 when ``--diff`` found changes."""
-    from server.fixes import fix_text, unified_diff
+    from server.fixes import fix_text, unified_diff  # only with --fix/--diff: difflib off the start-up path
 
     context = ImportContext(make_loader(project))
     fixed = changed = 0
@@ -258,7 +258,7 @@ def run_check(args: argparse.Namespace) -> int:
     if args.watch:
         if args.paths == ["-"]:
             raise UsageError("--watch cannot read standard input")
-        from server.watch import watch
+        from server.watch import watch  # only with --watch: watchfiles off the start-up path
 
         return watch(args, check_once)
     return check_once(args)

@@ -19,6 +19,7 @@ from scaling_core.document.session import CalcSession, Evaluation
 from scaling_core.hardware.records import hardware_records
 from scaling_core.render import render_diagnostic, substitute_inline_values
 from scaling_core.text import LineIndex
+from scaling_core.units.display import format_quantity
 from server import reports
 from server.check_command import add_check_parser, run_check, write_output
 from server.crash import report_internal_error
@@ -174,7 +175,6 @@ def run_hardware(args: argparse.Namespace) -> int:
     records = hardware_records(project.config)
     if args.chip and args.chip not in records:
         raise UsageError(f"unknown chip '{args.chip}'; known: {', '.join(sorted(records))}")
-    from scaling_core.units.display import format_quantity
 
     for name in [args.chip] if args.chip else sorted(records):
         record = records[name]

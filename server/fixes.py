@@ -34,6 +34,7 @@ from typing import Any
 from scaling_core import Config, DocumentAnalysis, ImportContext, Severity, analyze_document
 from scaling_core.diagnostics import Diagnostic, Fix
 from scaling_core.text import LineIndex, Span
+from server.workspace import read_text, write_atomically
 
 #: Codes whose quick fix ``--fix`` may apply, with why it is safe.
 SAFE_CODES: dict[str, str] = {
@@ -319,8 +320,6 @@ def fix_files(
     files changed.  A file that is not valid UTF-8 is left alone: rewriting it would
     change bytes outside the fixes.
     """
-    from server.workspace import read_text, write_atomically
-
     texts, fixed, changed = [], 0, 0
     for file, path in zip(files, paths):
         original = read_text(file)
