@@ -10,7 +10,7 @@ from server.reports import Summary, summarize
 from server.terminal import colorize_diagnostic, colorize_summary
 
 
-def _shown(analysis: DocumentAnalysis, show_hints: bool) -> list[Diagnostic]:
+def _listed(analysis: DocumentAnalysis, show_hints: bool) -> list[Diagnostic]:
     return [d for d in analysis.diagnostics if show_hints or d.severity <= Severity.WARNING]
 
 
@@ -31,7 +31,7 @@ def to_text(
     """Compiler-style diagnostics, then (unless ``quiet``) the summary line."""
     blocks = []
     for analysis, path in zip(analyses, paths):
-        for diagnostic in _shown(analysis, show_hints):
+        for diagnostic in _listed(analysis, show_hints):
             block = render_diagnostic(path, analysis.index, diagnostic)
             blocks.append(colorize_diagnostic(block) if color else block)
     if show_hints:  # -v: every skipped check, with why (a skip is never silent)
@@ -59,7 +59,7 @@ def to_statistics(analyses: list[DocumentAnalysis], *, show_hints: bool) -> str:
     counts: Counter[str] = Counter()
     fixable: set[str] = set()
     for analysis in analyses:
-        for diagnostic in _shown(analysis, show_hints):
+        for diagnostic in _listed(analysis, show_hints):
             counts[diagnostic.code] += 1
             if diagnostic.fixes:
                 fixable.add(diagnostic.code)

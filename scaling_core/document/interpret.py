@@ -56,10 +56,10 @@ class Interpreter(Checking):
         #: The document's scope, which :meth:`apply` writes into.
         self.scope = Scope(self.records)
         #: The region being evaluated: its view of the scope (begun anew for each) and what it has produced.
-        self.names = RegionScope(self.scope)
+        self.region_scope = RegionScope(self.scope)
         self.out = Recording()
         self.evaluator = Evaluator(
-            self.registry, self.names.lookup, self.names.visible_names, prelude.call, self.limits
+            self.registry, self.region_scope.lookup, self.region_scope.visible_names, prelude.call, self.limits
         )
         self.evaluator.on_name = self.record_reference
 
@@ -78,7 +78,7 @@ class Interpreter(Checking):
         """Evaluate one region against ``scope``, which stays as it is: the region's effects."""
         if isinstance(region, CodeSpanRegion) and not (region.role or "=" in region.text or "≈" in region.text):
             return Effects(region.span.start, (), (), (), (), ())  # ordinary code (most code spans): nothing to check
-        self.names.begin(scope)
+        self.region_scope.begin(scope)
         out = self.out
         out.problem = scope.problem
         try:
@@ -144,21 +144,21 @@ class Interpreter(Checking):
         imports.append(Imported(statement.path, {}, after))
         names = self.import_names(statement)
         imports[-1] = Imported(statement.path, names, after)
-        self.names.add_imported(names)
+        self.region_scope.add_imported(names)
 
     def define(self, name: str, value: Value, span: Span, expr: ast.Expr | None = None) -> None:
         """Define ``name`` in the current scope (hint N008 if it is already defined there)."""
         source = self.source(expr.span) if expr is not None else ""
         stamp = fingerprint(value) if self.stamp_bindings else None
         binding = Binding(name, value, span, self.path, expr, source, stamp)
-        hint = self.names.bind(binding)
+        hint = self.region_scope.bind(binding)
         if hint is not None:
             self.out.diagnostics.append(hint)
         self.out.bindings.append(binding)
 
     def record_reference(self, node: ast.Name) -> None:
         """Remember which definition a name resolved to."""
-        self.out.references.append(Reference(node.span, node.name, self.names.binding(node.name)))
+        self.out.references.append(Reference(node.span, node.name, self.region_scope.binding(node.name)))
 
     def value_and_display(self, expr: ast.Expr, convert: ast.UnitExpr | None) -> tuple[Value, DisplayAs]:
         """A statement's value (converted after ``-> unit``) and how to display it."""
