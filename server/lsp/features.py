@@ -102,9 +102,12 @@ def register(server: MarginServer) -> None:
         )
         if ls.state.config.check_frequency == "edit":
             ls.state.schedule(uri)
-            for other, open_document in list(ls.state.documents.items()):
-                if other != uri and 'import "' in open_document.text:
-                    ls.state.invalidate(other)  # its imports may have changed
+            for other in list(ls.state.documents):
+                stored = ls.state.analyses.get(other)
+                # A document whose last analysis imported something (or that has none yet) may
+                # depend on the edited one: analyse it again.
+                if other != uri and (stored is None or stored[1].imports):
+                    ls.state.invalidate(other)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: MarginServer, params: types.DidSaveTextDocumentParams) -> None:
