@@ -33,6 +33,10 @@ from scaling_core.text import LineIndex, Span
 
 _COMMENT = re.compile(r"<!--(.*?)(?:-->|\Z)", re.S)
 _CLAIM_OP = re.compile(r"\s*(≈|~=|==|<=|>=|≤|≥|<|>|=)")
+#: A hidden calc block: ``<!--``, any whitespace (line breaks too), the word ``calc``, then a
+#: line break (or the end of the text). ``<!-- calc x = 1 -->`` on one line and
+#: ``<!-- calculation notes -->`` are ordinary comments.
+_HIDDEN_CALC = re.compile(r"\s*calc[ \t]*(?:\r\n|\r|\n|\Z)")
 _PROBLEM_MARK = re.compile(r"\s*problem\s*:\s*(.*?)\s*$", re.S)
 _PROBLEM_END = re.compile(r"\s*/problem\s*$")
 _MARGIN = re.compile(r"\s*margin\s*:\s*(ignore|off|on)\b\s*(.*?)\s*$", re.S)
@@ -174,7 +178,7 @@ class _Extractor:
         span = Span(base + match.start(), base + match.end())
         body_offset = base + match.start(1)
         terminated = match.group().endswith("-->")
-        if body.startswith(" calc") or body.startswith("calc") or body.startswith("\ncalc"):
+        if _HIDDEN_CALC.match(body):
             self.hidden_calc(body, body_offset, span, terminated)
             return
         if not terminated:
