@@ -123,5 +123,16 @@ def problem_diagnostic(
     failing = (CheckStatus.FAIL, CheckStatus.SKIP)
     related = tuple(Related(c.span, c.message) for c in within(checks, inside) if c.status in failing)
     related = related or tuple(Related(d.span, d.message) for d in within(errors, inside))
-    summary = f"{verdict.failed} of {verdict.total} checks fail" if verdict.total else "its calculations have errors"
+    unevaluated = sum(_not_evaluated(c) for c in within(checks, inside))
+    parts = [f"{verdict.failed} of {verdict.total} checks fail"] if verdict.failed else []
+    if unevaluated:
+        parts.append(f"{unevaluated} of {verdict.total} checks could not be evaluated")
+    summary = "; ".join(parts) if parts else "its calculations have errors"
     return make_diagnostic("P001", f"{problem.ident} fails: {summary}", problem.title_span, related=related)
+
+
+def _not_evaluated(check: CheckResult) -> bool:
+    """A skipped check that was not suppressed or turned off: its calculation has an error."""
+    if check.status != CheckStatus.SKIP:
+        return False
+    return not (check.message.startswith("suppressed: ") or check.message.split(":", 1)[0].endswith(" turned off"))
