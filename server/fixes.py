@@ -28,13 +28,11 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from scaling_core import Config, DocumentAnalysis, ImportContext, Severity, analyze_document
 from scaling_core.diagnostics import Diagnostic, Fix
 from scaling_core.text import LineIndex, Span
-from server.workspace import read_text, write_atomically
 
 #: Codes whose quick fix ``--fix`` may apply, with why it is safe.
 SAFE_CODES: dict[str, str] = {
@@ -309,28 +307,3 @@ def unified_diff(path: str, old: str, new: str) -> str:
 
 def _lines(text: str) -> list[str]:
     return re.findall(r"[^\n]*\n|[^\n]+$", text)
-
-
-def fix_files(
-    files: list[Path], paths: list[str], config: Config, context: ImportContext | None, *, write: bool
-) -> tuple[list[str], int, int]:
-    """Fix each file (as shown by ``paths``); with ``write``, rewrite the changed ones atomically.
-
-    Returns the new texts (in order), the number of fixes applied and the number of
-    files changed.  A file that is not valid UTF-8 is left alone: rewriting it would
-    change bytes outside the fixes.
-    """
-    texts, fixed, changed = [], 0, 0
-    for file, path in zip(files, paths):
-        original = read_text(file)
-        if original.encode("utf-8") != file.read_bytes():
-            texts.append(original)
-            continue
-        outcome = fix_text(original, path, config, context)
-        texts.append(outcome.text)
-        if outcome.text != original:
-            fixed += len(outcome.applied)
-            changed += 1
-            if write:
-                write_atomically(file, outcome.text)
-    return texts, fixed, changed

@@ -15,7 +15,7 @@ import server.fixes as fixes
 from scaling_core import Config, DocumentAnalysis, analyze_document
 from scaling_core.diagnostics import Fix
 from scaling_core.text import LineIndex
-from server.fixes import SAFE_CODES, fix_files, fix_text, unified_diff
+from server.fixes import SAFE_CODES, fix_text, unified_diff
 from tests.conftest import ROOT
 
 MISTAKES = ROOT / "examples" / "mistakes"
@@ -27,13 +27,6 @@ def margin(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         [sys.executable, "-m", "server", *args], cwd=cwd, capture_output=True, text=True, timeout=120,
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
     )  # fmt: skip
-
-
-def cli_has_fix() -> bool:
-    return "--fix" in margin("check", "--help", cwd=ROOT).stdout
-
-
-needs_cli = pytest.mark.skipif(not cli_has_fix(), reason="margin check --fix is not wired into the CLI yet")
 
 
 def read(path: Path) -> str:
@@ -100,18 +93,26 @@ def test_every_fixable_error_in_the_mistakes_becomes_a_pass() -> None:
     assert total >= 2  # 12 days -> 22 days, 1.46e14 -> 5.28e17 FLOPs per dollar
 
 
-def test_fix_files_rewrites_only_changed_files(tmp_path: Path) -> None:
+def test_cli_fix_rewrites_only_changed_files(tmp_path: Path) -> None:
     folder = shutil.copytree(MISTAKES, tmp_path / "mistakes")
     (folder / "clean.md").write_bytes(b"# Clean\r\n\r\nNothing to check.  ")
     files = sorted(folder.rglob("*.md"))
     before = {f: f.read_bytes() for f in files}
-    texts, count, changed = fix_files(files, [f.name for f in files], Config(), None, write=False)
-    assert {f: f.read_bytes() for f in files} == before and changed == len(files) - 1 and count >= 2
-    assert fix_files(files, [f.name for f in files], Config(), None, write=True) == (texts, count, changed)
-    for file, text in zip(files, texts):
-        assert file.read_bytes() == text.encode("utf-8")
-        assert_fixed(before[file].decode("utf-8"), text, file.name)
-    assert fix_files(files, [f.name for f in files], Config(), None, write=True) == (texts, 0, 0)  # idempotent
+    preview = margin("check", "--diff", ".", cwd=folder)
+    assert {f: f.read_bytes() for f in files} == before, "--diff must not write"
+    assert preview.returncode == 1 and "Would fix" in preview.stderr
+    assert sorted(re.findall(r"^\+\+\+ b/(.*)$", preview.stdout, re.M)) == sorted(
+        f.relative_to(folder).as_posix() for f in files if f.name != "clean.md"
+    )
+    fixed = margin("check", "--fix", "--exit-zero", ".", cwd=folder)
+    count = len(files) - 1
+    assert re.search(rf"Fixed ([2-9]|\d\d+) problems in {count} files?\n", fixed.stderr), fixed.stderr
+    assert (folder / "clean.md").read_bytes() == before[folder / "clean.md"]
+    for file in files:
+        assert_fixed(before[file].decode("utf-8"), read(file), file.name)
+    again = margin("check", "--fix", "--exit-zero", ".", cwd=folder)  # idempotent
+    assert "Fixed 0 problems in 0 files" in again.stderr
+    assert all(read(file).encode("utf-8") == file.read_bytes() for file in files)
 
 
 def test_problem_answer_is_fixed_and_the_problem_passes() -> None:
@@ -238,7 +239,8 @@ def test_fixes_that_guess_are_never_applied(monkeypatch) -> None:
 def test_line_endings_bom_and_final_newline_are_preserved(tmp_path: Path, before: str) -> None:
     draft = tmp_path / "d.md"
     draft.write_bytes(before.encode("utf-8"))
-    assert fix_files([draft], ["d.md"], Config(), None, write=True)[1:] == (1, 1)
+    result = margin("check", "--fix", "--exit-zero", "d.md", cwd=tmp_path)
+    assert "Fixed 1 problem in 1 file" in result.stderr, result.stderr
     assert draft.read_bytes() == before.replace("12 days", "22 days").encode("utf-8")
 
 
@@ -246,7 +248,8 @@ def test_invalid_utf8_is_left_alone(tmp_path: Path) -> None:
     draft = tmp_path / "d.md"
     raw = CALC.encode() + b"About 12 days<!-- \xe2\x89\x88 t --> \xff.\n"
     draft.write_bytes(raw)
-    assert fix_files([draft], ["d.md"], Config(), None, write=True)[1:] == (0, 0)
+    result = margin("check", "--fix", "--exit-zero", "d.md", cwd=tmp_path)
+    assert "d.md: not valid UTF-8; not fixed" in result.stderr
     assert draft.read_bytes() == raw
 
 
@@ -262,7 +265,6 @@ def test_unified_diff_applies_with_git_and_keeps_line_endings(tmp_path: Path) ->
     assert (tmp_path / "d.md").read_bytes() == new.encode()
 
 
-@needs_cli
 def test_cli_fix_then_diff_on_the_mistakes(tmp_path: Path) -> None:
     shutil.copytree(MISTAKES, tmp_path / "mistakes")
     files = sorted((tmp_path / "mistakes").rglob("*.md"))
@@ -286,7 +288,6 @@ def test_cli_fix_then_diff_on_the_mistakes(tmp_path: Path) -> None:
     assert (after.returncode, after.stdout) == (0, "")
 
 
-@needs_cli
 def test_cli_fix_leaves_a_file_that_is_not_utf8_alone(tmp_path: Path) -> None:
     raw = CALC.encode() + b"About 12 days<!-- \xe2\x89\x88 t --> \xff.\n"
     (tmp_path / "d.md").write_bytes(raw)
