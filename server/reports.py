@@ -6,7 +6,6 @@ The JSON schema is versioned (``"version": 1``) and documented in
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +14,7 @@ from scaling_core import Diagnostic, DocumentAnalysis, Quantity, Severity
 from scaling_core.render import location
 from scaling_core.units.arrays import is_array
 from scaling_core.units.dimension import base_unit_name
+from server.escaping import json_text, printable
 
 SCHEMA_VERSION = 1
 
@@ -102,7 +102,7 @@ def report_records(analyses: list[DocumentAnalysis], paths: list[str]) -> dict[s
 
 def to_json(analyses: list[DocumentAnalysis], paths: list[str]) -> str:
     """The stable JSON report (schema version 1)."""
-    return json.dumps(report_records(analyses, paths), indent=2, ensure_ascii=False)
+    return json_text(report_records(analyses, paths))
 
 
 def _escape_github(text: str, *, property_value: bool = False) -> str:
@@ -134,9 +134,11 @@ def to_github(analyses: list[DocumentAnalysis], paths: list[str]) -> str:
             if d.severity is Severity.HINT:
                 continue
             line, column, end_line, end_column = location(analysis.index, d.span)
-            props = (f"file={_escape_github(path, property_value=True)},line={line},col={column},endLine={end_line},"
-                     f"endColumn={end_column},title={_escape_github('Margin ' + d.code, property_value=True)}")  # fmt: skip
-            out.append(f"::{_GITHUB_LEVEL[d.severity]} {props}::{_escape_github(_github_message(path, analysis, d))}")
+            props = (f"file={printable(_escape_github(path, property_value=True))},line={line},col={column},"
+                     f"endLine={end_line},endColumn={end_column},"
+                     f"title={_escape_github('Margin ' + d.code, property_value=True)}")  # fmt: skip
+            message = printable(_escape_github(_github_message(path, analysis, d)))  # CR, LF: %0D, %0A
+            out.append(f"::{_GITHUB_LEVEL[d.severity]} {props}::{message}")
     s = summarize(analyses)
     out.append(f"margin: {s.checks['pass']} checks passed, {s.checks['fail']} failed; {s.errors} errors")
     return "\n".join(out)

@@ -21,7 +21,6 @@ Columns count code points (``columnKind: unicodeCodePoints``).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import posixpath
 import unicodedata
@@ -32,6 +31,7 @@ import scaling_core
 from scaling_core import CODES, Diagnostic, DocumentAnalysis, Severity
 from scaling_core.render import location
 from scaling_core.text import Span
+from server.escaping import json_text
 
 #: Where the diagnostic codes are documented; each rule's ``helpUri`` is this plus the code's anchor.
 DOCS_URL = "https://github.com/margin-check/margin/blob/main/docs/diagnostics.md"
@@ -184,4 +184,4 @@ def sarif_log(
 
 def to_sarif(analyses: list[DocumentAnalysis], paths: list[str], *, root: str | os.PathLike[str] | None = None) -> str:
     """SARIF 2.1.0 as JSON text (see :func:`sarif_log`)."""
-    return json.dumps(sarif_log(analyses, paths, root=root), indent=2, ensure_ascii=False)
+    return json_text(sarif_log(analyses, paths, root=root))

@@ -6,6 +6,7 @@ from collections import Counter
 
 from scaling_core import CODES, Diagnostic, DocumentAnalysis, Severity
 from scaling_core.render import location, render_diagnostic
+from server.escaping import printable
 from server.reports import Summary, summarize
 from server.terminal import colorize_diagnostic, colorize_summary
 
@@ -32,7 +33,8 @@ def to_text(
     blocks = []
     for analysis, path in zip(analyses, paths):
         for diagnostic in _listed(analysis, show_hints):
-            block = render_diagnostic(path, analysis.index, diagnostic)
+            # File names and echoed source lines may hold terminal escapes: shown, never obeyed.
+            block = printable(render_diagnostic(path, analysis.index, diagnostic))
             blocks.append(colorize_diagnostic(block) if color else block)
     if show_hints:  # -v: every skipped check, with why (a skip is never silent)
         skips = [
@@ -42,7 +44,7 @@ def to_text(
             for line, column, _, _ in [location(analysis.index, check.span)]
         ]  # fmt: skip
         if skips:
-            blocks.append("\n".join(skips))
+            blocks.append(printable("\n".join(skips)))
     if not quiet:
         summary = summarize(analyses)
         line = summary_line(summary)

@@ -5,12 +5,14 @@ All the I/O the engine needs is here, in the application layer.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import glob
 import os
 import re
+import stat
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +35,8 @@ class Project:
     root: Path
     config: Config
     config_path: Path | None
+    #: Folders besides ``root`` that imports may read (``import_roots``, resolved).
+    import_roots: tuple[Path, ...] = ()
 
 
 def find_project(start: Path, explicit: Path | None = None) -> Project:
@@ -60,11 +64,28 @@ def _read_toml(path: Path) -> dict[str, Any]:
 def _load(path: Path) -> Project:
     data = _read_toml(path)
     table = data.get("tool", {}).get("margin", {}) if path.name == "pyproject.toml" else data
-    config, problems = config_from_mapping(table)
-    problems += chip_problems(config)
+    table = dict(table) if isinstance(table, dict) else table
+    roots, problems = _import_roots(table, path.parent.resolve()) if isinstance(table, dict) else ((), [])
+    config, more = config_from_mapping(table)
+    problems += more + chip_problems(config)
     if problems:
         raise UsageError("\n".join(f"{path}: {problem}" for problem in problems))
-    return Project(path.parent.resolve(), config, path)
+    return Project(path.parent.resolve(), config, path, roots)
+
+
+def _import_roots(table: dict[str, Any], folder: Path) -> tuple[tuple[Path, ...], list[str]]:
+    """``import_roots`` (taken out of ``table``): folders, relative to the config's, that imports may read."""
+    value: object = next((table.pop(key) for key in ("import_roots", "import-roots") if key in table), [])
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        return (), ["import_roots: must be a list of folder paths (relative to the config's folder)"]
+    roots, problems = [], []
+    for item in value:
+        root = (folder / os.path.expanduser(item)).resolve()
+        if root.is_dir():
+            roots.append(root)
+        else:
+            problems.append(f"import_roots: '{item}' is not a folder")
+    return tuple(roots), problems
 
 
 # ---------------------------------------------------------------------------
@@ -337,6 +358,7 @@ def make_loader(
     overlay: Mapping[str, str] | None = None,
     *,
     display: Callable[[Path], str] = display_path,
+    roots: Sequence[Path] = (),
 ) -> SourceLoader:
     """The one import resolver, for ``margin check`` and the language server alike.
 
@@ -347,25 +369,82 @@ def make_loader(
     before the disk, so an import sees unsaved edits.  The path returned names
     the imported file in diagnostics and locations: ``display(path)``,
     relative to the current folder by default.
+
+    Only files inside the allowed roots are read (docs/security.md): ``root``,
+    a project's ``import_roots``, ``roots``, and the importing file's own
+    folder when that file lies outside all of them.  Links are followed before
+    the check, so a link to a file outside is refused.  A refused import is
+    not found (N006), and nothing of it is read.
     """
     base_folder = root.root if isinstance(root, Project) else root
+    allowed = [p.resolve() for p in ([] if base_folder is None else [base_folder])]
+    allowed += [p.resolve() for p in (root.import_roots if isinstance(root, Project) else ())]
+    allowed += [p.resolve() for p in roots]
 
     def load(importer: str, target: str) -> tuple[str, str] | None:
-        bases = (Path(importer).parent,) if base_folder is None else (base_folder, Path(importer).parent)
+        folder = Path(importer).parent
+        inside = allowed
+        if not _URI.match(importer) and not any(_within(folder.resolve(), r) for r in allowed):
+            inside = [*allowed, folder.resolve()]  # a draft outside every root: its own folder
+        bases = (folder,) if base_folder is None else (base_folder, folder)
         for base in bases:
-            candidate = (base / target).resolve()
+            try:
+                candidate = (base / target).resolve()
+            except (OSError, RuntimeError, ValueError):  # a link loop, a NUL in the name
+                continue
+            if not any(_within(candidate, r) for r in inside):
+                continue
             if overlay is not None and (text := overlay.get(str(candidate))) is not None:
                 return display(candidate), text
             if candidate.is_file():
-                return display(candidate), read_text(candidate)
+                try:
+                    return display(candidate), read_text(candidate)
+                except OSError:  # unreadable: not found, like a missing file
+                    return None
         return None
 
     return load
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename."""
-    temporary = path.with_name(f".{path.name}.margin-tmp")
-    with open(temporary, "w", encoding="utf-8", newline="") as handle:
-        handle.write(text)
-    os.replace(temporary, path)
+#: An importer named by a URI (``untitled:Untitled-1``), not a path: it has no folder of its own.
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:(?![\\/])")
+
+
+def _within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def write_atomically(path: Path, data: str | bytes) -> None:
+    """Write ``data`` (text as UTF-8) to ``path`` through a new temporary file and a rename.
+
+    The temporary file is created in the target's folder with an unpredictable
+    name and ``O_EXCL`` (a link planted there is never written through); it
+    takes the target's mode (a new file gets the usual ``0o666`` less the
+    umask) and is removed if anything fails.  The rename replaces the target's
+    entry, so a link at the target is replaced, not followed.  The folder must
+    exist (an ``OSError`` otherwise, as for any other failure).
+    """
+    import tempfile  # only when writing: tempfile imports random and shutil
+
+    content = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        existing = os.lstat(path)
+        mode = stat.S_IMODE(existing.st_mode) if stat.S_ISREG(existing.st_mode) else None
+    except OSError:
+        mode = None
+    if mode is None:
+        umask = os.umask(0o22)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".margin-tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(content)
+            file.flush()
+            os.fsync(file.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise

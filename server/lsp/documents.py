@@ -69,14 +69,30 @@ class OpenTexts(Mapping[str, str]):
         return len(self._documents)
 
 
+class InvalidEdit(ValueError):
+    """A change that cannot be applied as the editor applied it (its range ends before it starts)."""
+
+
 def apply_changes(
     document: Document, version: int, changes: Sequence[types.TextDocumentContentChangeEvent], encoding: str
 ) -> Document:
-    """A new document version with ``changes`` applied in order."""
+    """A new document version with ``changes`` applied in order.
+
+    A position past the end of its line or of the text means the end (LSP
+    3.17); a range that ends before it starts, or a negative position, raises
+    :class:`InvalidEdit`: guessing what the editor did would leave our text
+    different from its own (docs/editors.md, "Edits the server cannot apply").
+    """
     text = document.text
     index: LineIndex | None = document.index
     for change in changes:
         if isinstance(change, types.TextDocumentContentChangePartial):
+            start, end = change.range.start, change.range.end
+            if min(start.line, start.character, end.line, end.character) < 0:
+                raise InvalidEdit("an edit with a negative position")
+            if (end.line, end.character) < (start.line, start.character):
+                raise InvalidEdit(f"an edit whose range ends ({end.line}:{end.character}) before it starts "
+                                  f"({start.line}:{start.character})")  # fmt: skip
             converter = PositionConverter(index if index is not None else LineIndex(text), encoding)
             span = converter.span(change.range)
             text = text[: span.start] + change.text + text[span.end :]
@@ -84,3 +100,14 @@ def apply_changes(
             text = change.text
         index = None  # the text changed: the next change needs a fresh index
     return Document(document.uri, version, text)
+
+
+def whole_text_again(
+    uri: str, version: int, changes: Sequence[types.TextDocumentContentChangeEvent], encoding: str
+) -> Document | None:
+    """The document rebuilt from the last whole-text change in ``changes`` (and those after it), or None."""
+    wholes = [i for i, change in enumerate(changes) if isinstance(change, types.TextDocumentContentChangeWholeDocument)]
+    if not wholes:
+        return None
+    first = changes[wholes[-1]]
+    return apply_changes(Document(uri, version, first.text), version, changes[wholes[-1] + 1 :], encoding)

@@ -9,10 +9,14 @@ business; this module holds the object they share.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import sys
 import threading
+from typing import Any
 
 from lsprotocol import types
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -24,6 +28,7 @@ from server.lsp.convert import diagnostic
 from server.lsp.documents import Document
 from server.lsp.loop_monitor import LoopMonitor
 from server.lsp.state import State, settings_to_config
+from server.lsp.transport import serve, threaded_reader
 
 log = logging.getLogger(__name__)
 #: The custom request that returns benchmark figures (docs/editors.md, "How it stays fast").
@@ -31,20 +36,58 @@ SERVER_STATS = "margin/serverStats"
 
 
 class MarginProtocol(LanguageServerProtocol):
-    """pygls's protocol, minus its own handling of ``didChange``.
+    """pygls's protocol, minus its own handling of ``didChange``, plus answers pygls leaves out.
 
     pygls 2.1 splits document lines at U+2028 (``str.splitlines``) and clamps
     out-of-range positions by assigning to the client's own ``Position``
     objects, so the change our handler receives is already corrupted.  We keep
     our own document model (:mod:`server.lsp.documents`), so the change is
     passed through untouched.
+
+    Messages come from :mod:`server.lsp.transport`; a request after
+    ``shutdown`` is answered ``InvalidRequest`` (pygls drops it), and error
+    answers carry no ``data``: pygls puts the Python traceback there, which
+    belongs in the log only.
     """
+
+    _server: MarginServer
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):  # type: ignore[no-untyped-def]
         """Hand the change, untouched, to Margin's own document model."""
         if (user_handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
             yield user_handler, (params,), None
+
+    def handle_message(self, message: Any) -> None:
+        """pygls's dispatch, except that a request after ``shutdown`` gets ``InvalidRequest``."""
+        method = getattr(message, "method", None)
+        if self._shutdown and method not in (None, types.EXIT) and getattr(message, "id", None) is not None:
+            self.reject_request(message.id, types.ErrorCodes.InvalidRequest, "the server is shut down")
+            return
+        super().handle_message(message)
+
+    def reject_request(self, msg_id: object, code: int, message: str) -> None:
+        """Answer request ``msg_id`` with an error."""
+        self._send_response(msg_id, error=types.ResponseError(code=code, message=message))
+
+    def invalid_notification(self, method: str, params: object, reason: str) -> None:
+        """A notification whose params could not be read: a lost ``didChange`` desynchronises its document."""
+        if method == types.TEXT_DOCUMENT_DID_CHANGE and isinstance(params, dict):
+            document = params.get("textDocument")
+            uri = document.get("uri") if isinstance(document, dict) else None
+            if isinstance(uri, str):
+                self._server.desynchronised(uri, reason)
+
+    def invalid_response(self, msg_id: object, reason: str) -> None:
+        """A response of the client's that could not be read fails the request waiting on it (never hangs)."""
+        error = types.ResponseError(code=types.ErrorCodes.InvalidParams, message=f"unreadable response: {reason}")
+        self._handle_response(msg_id, None, error)  # type: ignore[arg-type]
+
+    def _send_response(self, msg_id: Any, result: Any = None, error: types.ResponseError | None = None) -> None:
+        if error is not None and error.data is not None:
+            log.error("error answering request %s: %s %s", msg_id, error.message, error.data)
+            error = types.ResponseError(code=error.code, message=error.message)
+        super()._send_response(msg_id, result, error)
 
 
 class MarginServer(LanguageServer):
@@ -55,11 +98,52 @@ class MarginServer(LanguageServer):
             "margin", scaling_core.__version__, protocol_cls=MarginProtocol,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )  # fmt: skip
-        self.state = State(self.push)
+        self.state = State(self.push, self.analysis_failed)
         self.pull = False
         self.settings: object = None
         self.code_cache_saved = False
         self.loop_monitor = LoopMonitor()
+        #: The process's exit code: 1 after ``exit`` without ``shutdown`` (LSP 3.17).
+        self.exit_code = 0
+        self._told_failure = False
+
+    # -- transport -----------------------------------------------------------------------------
+    def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
+        """Serve over stdio with Margin's reader (:mod:`server.lsp.transport`), not pygls's."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        read = threaded_reader(stdin or sys.stdin.buffer)
+        self._run(serve(self.protocol, read, self._stop_event))  # type: ignore[arg-type]
+
+    def start_tcp(self, host: str, port: int) -> None:
+        """Serve one client at a time on ``host:port`` with Margin's reader."""
+        self._stop_event = stop = threading.Event()
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.protocol.set_writer(writer)
+            await serve(self.protocol, lambda: reader.read(65536), stop)  # type: ignore[arg-type]
+            self.shutdown()  # type: ignore[no-untyped-call]
+
+        async def listen() -> None:
+            self._server = await asyncio.start_server(connection, host, port)
+            async with self._server:
+                await self._server.serve_forever()
+
+        self._run(listen())
+
+    def _run(self, main: Any) -> None:
+        try:
+            asyncio.run(main)
+        except BrokenPipeError:
+            log.error("the connection to the editor is lost: stopping")
+        except asyncio.CancelledError:
+            pass
+        except SystemExit as stop:  # the ``exit`` notification
+            self.exit_code = stop.code if isinstance(stop.code, int) else 0
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]
 
     @property
     def encoding(self) -> str:
@@ -97,6 +181,29 @@ class MarginServer(LanguageServer):
         """Whether the client accepts ``workspace/inlayHint/refresh``."""
         workspace = self.client_capabilities.workspace
         return bool(workspace and workspace.inlay_hint and workspace.inlay_hint.refresh_support)
+
+    def analysis_failed(self, document: Document, error: BaseException) -> None:
+        """An analysis raised (a bug): its E999 is published; the user is told once per session."""
+        if self._told_failure:
+            return
+        self._told_failure = True
+        self.window_show_message(types.ShowMessageParams(types.MessageType.Error, (
+            f"Margin hit an internal error while checking {document.path}: {type(error).__name__}: {error}. "
+            "Results shown for it may be incomplete; please report this (the server log has the details).")))  # fmt: skip
+
+    def desynchronised(self, uri: str, reason: str) -> None:
+        """An edit to ``uri`` could not be applied: stop answering about it until its whole text is sent."""
+        if not self.state.desynchronise(uri):
+            return
+        log.error("edit to %s rejected: %s", uri, reason)
+        if self.pull:
+            if self.client_supports_refresh():
+                self.workspace_diagnostic_refresh(None)
+        else:
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, (
+            f"Margin could not apply an edit to {uri} ({reason}) and stopped checking it; "
+            "close and reopen the file to check it again.")))  # fmt: skip
 
     def report_server_error(self, error: Exception, source: object) -> None:
         """Log errors; never pop a message up per keystroke."""

@@ -282,7 +282,8 @@ def test_imports_see_open_documents_before_the_disk(tmp_path: Path) -> None:
     assert editor(importer, "constants.md") == (edited, "as edited")
     assert editor(importer, "unsaved.md") == (unsaved, "not saved yet")
     assert editor(importer, "missing.md") is None
-    assert make_loader(None, overlay, display=str)(importer, "../constants.md") == (edited, "as edited")
+    assert make_loader(None, overlay, display=str)(importer, "unsaved.md") == (unsaved, "not saved yet")
+    assert make_loader(None, overlay, display=str)(importer, "../constants.md") is None  # no root: its folder only
     cli = make_loader(Project(tmp_path, Config(), None))
     found = cli(importer, "constants.md")
     assert found is not None and found[1] == "on disk"
