@@ -12,6 +12,8 @@ from scaling_core.formulas import LIBRARY
 from scaling_core.hardware.catalog import FIELDS
 from scaling_core.units.display import format_quantity
 from scaling_core.units.registry import default_registry
+from scaling_core.xla_calls import DOCS as TRUSTED_DOCS
+from scaling_core.xla_calls import SIGNATURES
 
 _FIELD_PREFIX = re.compile(r"([^\W\d]\w*)\.(\w*)\Z")
 _WORD_PREFIX = re.compile(r"(\d\s?)?(\w*)\Z")
@@ -69,6 +71,8 @@ def completions(analysis: DocumentAnalysis, offset: int) -> list[Completion]:
         items.setdefault(name, Completion(name, "function", doc))
     for name, formula in LIBRARY.items():
         items.setdefault(name, Completion(name, "function", formula.signature, f"{formula.doc}\n\n{formula.source}"))
+    for name, doc in TRUSTED_DOCS.items():  # xla_cost, comm_bytes: answered by trusted code
+        items.setdefault(name, Completion(name, "function", SIGNATURES[name], doc))
     prefix = word.group(2) if word else ""
     return [item for item in items.values() if item.label.startswith(prefix)]
 
@@ -103,6 +107,8 @@ def _signature(name: str, active: int) -> Signature | None:
         low, high, doc, _impl = FUNCTIONS[name]
         params = tuple(f"x{i + 1}" for i in range(max(low, 1) if high is None else high))
         return Signature(f"{name}({', '.join(params)}{', …' if high is None else ''})", doc, params, active)
+    if name in TRUSTED_DOCS:
+        return Signature(SIGNATURES[name], TRUSTED_DOCS[name], ("f", "shapes…"), min(active, 1))
     return None
 
 
