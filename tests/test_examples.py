@@ -12,7 +12,7 @@ def test_examples_pass_as_the_quick_start_runs_them() -> None:
     result = margin("check", "examples/", cwd=ROOT)
     assert result.returncode == 0, result.stdout
     assert "0 failed" in result.stdout and "0 errors" in result.stdout
-    assert "problems 25 passed" in result.stdout
+    assert "problems 36 passed" in result.stdout
 
 
 def test_every_mistake_is_reported_at_the_prose_number_with_both_values() -> None:
@@ -26,3 +26,17 @@ def test_every_mistake_is_reported_at_the_prose_number_with_both_values() -> Non
     assert by_line[13]["fixes"][0]["text"] == "22 days"
     assert "factor of 3600" in by_line[17]["notes"][0]
     assert "factor of 1000" in by_line[15]["notes"][0]
+
+
+def test_examples_report_their_own_coverage_and_every_concept_is_tested() -> None:
+    result = margin("coverage", "--fail-under", "100", "examples/", cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    total = result.stdout.splitlines()[-1].split()
+    assert total[0] == "TOTAL" and total[4] == "100%"
+    assert "examples/training-step.md" in result.stdout and "## Communication on the slice's axes" in result.stdout
+
+
+def test_the_training_step_example_answers_its_question_on_the_slice() -> None:
+    result = margin("check", "--format", "json", "examples/training-step.md", cwd=ROOT)
+    report = json.loads(result.stdout)
+    assert result.returncode == 0 and report["summary"]["problems"]["pass"] == 4

@@ -36,7 +36,7 @@ class FormulaCall:
 @lru_cache(maxsize=None)
 def expected_dim(unit: str) -> int | None:
     """The dimension a parameter's unit text stands for (None for counts and chips)."""
-    if unit in ("", "chip"):
+    if unit in ("", "chip", "axis"):
         return None
     quantity = evaluate_constant(unit if unit.startswith("1") else f"1 {unit}")
     if quantity is None:
@@ -79,6 +79,10 @@ def _checked(ev: Evaluator, formula: Formula, name: str, unit: str, value: Value
     if unit == "chip":
         if not isinstance(value, Record):
             raise ev.fail("U006", f"{where} must be a chip such as tpu_v5e or h100", span)
+        return value
+    if unit == "axis":
+        if not isinstance(value, Record) or value.kind != "axis":
+            raise ev.fail("U006", f'{where} must be an axis of a slice such as tpu_v5p["4x4x4"]["x"]', span)
         return value
     if not isinstance(value, Quantity):
         raise ev.fail("U006", f"{where} must be a number, not a record or shape", span)

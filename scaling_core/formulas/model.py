@@ -21,7 +21,7 @@ BOOK = "https://jax-ml.github.io/scaling-book"
 
 @dataclass(frozen=True)
 class Param:
-    """A formula parameter: its unit (``""`` for a count, ``"chip"`` for a chip record)."""
+    """A formula parameter: its unit (``""`` for a count, ``"chip"`` for a chip record, ``"axis"`` for a slice's axis)."""
 
     name: str
     unit: str = ""

@@ -6,11 +6,12 @@ a test fails when the file is stale.
 
 from __future__ import annotations
 
-from scaling_core.formulas import LIBRARY, collectives, inference, roofline, training, transformer
+from scaling_core.formulas import LIBRARY, axes, collectives, inference, roofline, training, transformer
 from scaling_core.formulas.symbolic import symbolic
 
 _SECTIONS = (
-    ("Rooflines", roofline), ("Collectives", collectives), ("Transformer accounting", transformer),
+    ("Rooflines", roofline), ("Collectives", collectives), ("Collectives over a slice's axis", axes),
+    ("Transformer accounting", transformer),
     ("Training", training), ("Inference", inference),
 )  # fmt: skip
 

@@ -1,0 +1,166 @@
+"""What coverage reads from one analysis: concepts, what each definition and check uses, headings.
+
+A *node* of the dependency graph is a definition (``("def", path, offset)``),
+a chip field used in a file (``("field", path, "h100.hbm_bw")``) or a library
+formula called in a file (``("formula", path, "allgather_time")``): a problem
+covers a file's chip fields and formulas only through that file's text.  The edges come from the analysis itself:
+the references it resolved inside each definition and check, plus the chip
+fields and formula calls written there.  Nothing is evaluated again.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+
+from markdown_it import MarkdownIt
+
+from scaling_core.document.extract import extract
+from scaling_core.document.results import Binding, CheckKind, CheckResult, CheckStatus, DocumentAnalysis, Reference
+from scaling_core.formulas import LIBRARY
+from scaling_core.text import Span
+
+Node = tuple[str, ...]
+
+#: A chip name's continuation: optional slice index, then ``.field``.
+_FIELD = re.compile(r'((?:\s*\[\s*"[^"\n]*"\s*\])*)\s*\.\s*([^\W\d]\w*)')
+_INDEX = re.compile(r'((?:\s*\[\s*"[^"\n]*"\s*\])+)')
+_CALL = re.compile(r"(?<![\w.])([^\W\d]\w*)\s*\(")
+_CALC_IGNORE = re.compile(r"#\s*margin\s*:\s*ignore\b\s*([\w\s,]*)")
+#: ``<!-- tests: name, other -->``: the concepts a problem declares it tests.
+TESTS_MARK = re.compile(r"<!--\s*tests\s*:(.*?)-->", re.S)
+
+
+def binding_node(binding: Binding) -> Node:
+    """The graph node of a definition."""
+    return ("def", binding.path, str(binding.span.start))
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A Markdown heading: its level, title and the span of its line."""
+
+    level: int
+    title: str
+    span: Span
+
+
+def headings(text: str) -> list[Heading]:
+    """Every ATX or setext heading, in order (CommonMark: none inside fences or HTML blocks)."""
+    parser = MarkdownIt("commonmark")
+    parser.disable(["inline", "text_join"])
+    found, starts = [], _line_starts(text)
+    tokens = parser.parse(text)
+    for position, token in enumerate(tokens):
+        if token.type == "heading_open" and token.map is not None:
+            first = token.map[0]
+            start = starts[first] if first < len(starts) else len(text)
+            end = starts[first + 1] - 1 if first + 1 < len(starts) else len(text)
+            title = tokens[position + 1].content.strip() if position + 1 < len(tokens) else ""
+            found.append(Heading(int(token.tag[1]), title, Span(start, max(start, end))))
+    return found
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    starts.extend(m.end() for m in re.finditer(r"\r\n|\r|\n", text))
+    return starts
+
+
+class FileGraph:
+    """One analysis seen as a graph: what each definition and each check uses."""
+
+    def __init__(self, analysis: DocumentAnalysis) -> None:
+        self.analysis = analysis
+        self.text = analysis.text
+        self.references: list[Reference] = sorted(analysis.references, key=lambda r: r.span.start)
+        self._starts = [r.span.start for r in self.references]
+        self._statements = {v.span.start: v.span for v in analysis.values if v.name is not None}
+
+    # -- what a span of text uses ---------------------------------------------
+    def uses(self, span: Span) -> Iterator[tuple[Node, str, int]]:
+        """The nodes used inside ``span``: (node, name as written, offset)."""
+        low = bisect.bisect_left(self._starts, span.start)
+        high = bisect.bisect_right(self._starts, span.end)
+        for reference in self.references[low:high]:
+            if reference.span.end > span.end:
+                continue
+            if reference.binding is not None:
+                yield binding_node(reference.binding), reference.name, reference.span.start
+            elif reference.name in self.analysis.records:
+                found = self._chip_use(reference, span.end)
+                if found is not None:
+                    yield ("field", self.analysis.path, found), found, reference.span.start
+        piece = self.text[span.start : span.end]
+        for match in _CALL.finditer(piece):
+            if match.group(1) in LIBRARY:
+                yield (
+                    ("formula", self.analysis.path, match.group(1)),
+                    f"{match.group(1)}()",
+                    span.start + match.start(1),
+                )
+
+    def _chip_use(self, reference: Reference, limit: int) -> str | None:
+        rest = self.text[reference.span.end : limit]
+        field = _FIELD.match(rest)
+        if field is not None:
+            return reference.name + _compact(field.group(1)) + "." + field.group(2)
+        index = _INDEX.match(rest)
+        return reference.name + _compact(index.group(1)) if index is not None else None
+
+    # -- where things are -------------------------------------------------------
+    def statement(self, binding: Binding) -> Span:
+        """The span of the statement that defines ``binding`` (its line when unknown)."""
+        found = self._statements.get(binding.span.start)
+        if found is not None:
+            return found
+        index = self.analysis.index
+        return Span(binding.span.start, index.line_end_at(binding.span.start))
+
+    def check_reach(self, check: CheckResult) -> Span:
+        """The text a check reads: its statement or span, and for a claim its marker too."""
+        if check.kind != CheckKind.CLAIM:
+            return check.span
+        opening = self.text.find("<!--", check.span.end)
+        closing = self.text.find("-->", opening) if opening >= 0 else -1
+        return Span(check.span.start, closing + 3 if closing >= 0 else check.span.end)
+
+    @cached_property
+    def suppressed(self) -> list[tuple[int, int, frozenset[str] | None]]:
+        """Where failures are suppressed: ``margin: off`` regions, ignore comments (start, end, codes)."""
+        if "margin" not in self.text:  # every suppression names margin: no second parse of most drafts
+            return []
+        found = [(s.start, s.end, s.codes) for s in extract(self.text, self.analysis.index).suppressions]
+        for match in _CALC_IGNORE.finditer(self.text):
+            codes = frozenset(re.split(r"[\s,]+", match.group(1).strip())) - {""}
+            line = self.analysis.index.line_start_at(match.start())
+            found.append((line, match.end(), codes or None))
+        return found
+
+    def counts(self, check: CheckResult) -> bool:
+        """Whether a check tests anything: evaluated, and not suppressed (a suppressed check covers nothing)."""
+        if check.status == CheckStatus.SKIP:
+            return False
+        return not any(
+            start <= check.span.start <= end and (codes is None or "C001" in codes)
+            for start, end, codes in self.suppressed
+        )
+
+    def declared(self, problem: Span) -> list[tuple[str, int]]:
+        """The names a problem's ``<!-- tests: ... -->`` comments declare, with their offsets."""
+        names = []
+        for match in TESTS_MARK.finditer(self.text, problem.start, problem.end):
+            offset = match.start(1)
+            for part in match.group(1).split(","):
+                name = part.strip()
+                if name:
+                    names.append((name, offset + part.index(name[0])))
+                offset += len(part) + 1
+        return names
+
+
+def _compact(index: str) -> str:
+    return re.sub(r"\s+", "", index)

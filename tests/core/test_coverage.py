@@ -1,0 +1,219 @@
+"""Coverage: which concepts a draft introduces, and which problems test them (through the engine)."""
+
+from __future__ import annotations
+
+from scaling_core import Config, DocumentAnalysis, ProblemStatus, analyze_document
+from scaling_core.document.analysis import ImportContext
+from scaling_core.queries.coverage import (
+    ConceptKind,
+    ConceptStatus,
+    FileCoverage,
+    document_coverage,
+    workspace_coverage,
+)
+
+
+def _coverage(text: str) -> FileCoverage:
+    return document_coverage(analyze_document(text, "x.md"))
+
+
+def _status(coverage: FileCoverage) -> dict[str, str]:
+    return {c.name: c.status for c in coverage.concepts if c.kind != ConceptKind.SECTION}
+
+
+BASE = """# Matmul
+
+```calc
+D = 8192
+F = 4 * D
+flops = 2 * D * F
+unused = 3
+```
+
+## Problems
+
+"""
+
+
+def test_a_concept_used_only_by_other_concepts_is_covered_through_the_graph() -> None:
+    text = BASE + "**Question 1:** How many FLOPs?\n\n`flops / 2 = 268435456`\n"
+    status = _status(_coverage(text))
+    # The problem checks only `flops`; flops is built from F, and F from D.
+    assert status == {"D": "tested", "F": "tested", "flops": "tested", "unused": "untested"}
+
+
+def test_an_untested_definition_is_listed_with_its_line_and_lowers_the_percentage() -> None:
+    coverage = _coverage(BASE + "**Question 1:** What is F?\n\n`F * 1 = 32768`\n")
+    untested = [(c.name, c.line) for c in coverage.concepts if c.status == ConceptStatus.UNTESTED]
+    assert untested == [("flops", 6), ("unused", 7)]
+    # Concepts: 2 headings + 4 definitions; both sections are covered (a problem sits in each, nested).
+    assert (coverage.covered, coverage.total) == (4, 6)
+    assert round(coverage.percent, 1) == 66.7
+
+
+def test_a_failing_check_covers_and_says_it_fails() -> None:
+    coverage = _coverage(BASE + "**Question 1:** What is F?\n\n`F * 1 = 12345`\n")
+    status = _status(coverage)
+    assert status["F"] == "failing" and status["D"] == "failing"
+    (problem,) = next(c for c in coverage.concepts if c.name == "F").problems
+    assert problem.title == "Question 1" and problem.status == "fail"
+
+
+def test_a_passing_check_outweighs_a_failing_one() -> None:
+    text = BASE + "**Question 1:** F?\n\n`F * 1 = 12345`\n\n**Question 2:** D?\n\n`D * 1 = 8192`\n"
+    status = _status(_coverage(text))
+    assert status["D"] == "tested" and status["F"] == "failing"
+
+
+def test_suppressed_checks_cover_nothing() -> None:
+    failing_ignored = BASE + "**Question 1:** F?\n\n<!-- margin: ignore C001 -->\n`F * 1 = 12345`\n"
+    assert _status(_coverage(failing_ignored))["F"] == "untested"
+    passing_in_off_region = BASE + "**Question 1:** F?\n\n<!-- margin: off -->\n`F * 1 = 32768`\n<!-- margin: on -->\n"
+    assert _status(_coverage(passing_in_off_region))["F"] == "untested"
+    calc_ignore = BASE + "**Question 1:** F?\n\n```calc\nF == 32768  # margin: ignore\n```\n"
+    assert _status(_coverage(calc_ignore))["F"] == "untested"
+    other_code = BASE + "**Question 1:** F?\n\n<!-- margin: ignore U005 -->\n`F * 1 = 32768`\n"
+    assert _status(_coverage(other_code))["F"] == "tested"
+
+
+def test_checks_outside_problems_do_not_cover() -> None:
+    assert _status(_coverage(BASE + "Prose: `F * 1 = 32768`.\n"))["F"] == "untested"
+
+
+def test_a_tests_declaration_covers_names_and_what_they_are_built_from() -> None:
+    text = BASE + "<!-- problem: p -->\n<!-- tests: flops, unused -->\nDerive it by hand.\n<!-- /problem -->\n"
+    assert set(_status(_coverage(text)).values()) == {"tested"}
+
+
+def test_a_tests_declaration_naming_nothing_is_a_note() -> None:
+    text = BASE + "<!-- problem: p -->\n<!-- tests: flopz -->\n`F * 1 = 32768`\n<!-- /problem -->\n"
+    coverage = _coverage(text)
+    assert coverage.notes == ((13, "'flopz' in a tests: declaration names no definition, chip field or formula"),)
+
+
+def test_chip_fields_and_formulas_used_in_prose_are_concepts() -> None:
+    text = """# Roofline
+
+```calc
+t = 2 * 8192 * 8192 / h100.flops_bf16
+r = roofline_time(1e12 FLOP, 1e9 byte, h100.flops_bf16, h100.hbm_bw)
+```
+
+The HBM moves 3.35 TB/s<!-- ≈ h100.hbm_bw -->.
+
+## Problems
+
+**Question 1:** How long?
+
+`t * 1e6 ≈ 0.136 s`
+"""
+    coverage = _coverage(text)
+    kinds = {c.name: (c.kind, c.status) for c in coverage.concepts}
+    assert kinds["h100.flops_bf16"] == ("chip field", "tested")
+    assert kinds["roofline_time()"] == ("formula", "untested")
+    assert kinds["h100.hbm_bw"] == ("chip field", "untested")
+    # The claim's target (line 8) uses the field too; the concept is listed at its first use.
+    assert next(c.line for c in coverage.concepts if c.name == "h100.hbm_bw") == 5
+    assert kinds["r"] == ("definition", "untested")
+
+
+def test_chip_fields_used_only_inside_problems_are_not_concepts() -> None:
+    text = "# A\n\n**Question 1:** x?\n\n```calc\nx = h100.hbm_bw * 1 s\nx ≈ 3.35 TB\n```\n"
+    assert [c.kind for c in _coverage(text).concepts] == ["section"]
+
+
+def test_sections_count_their_own_concepts_and_problems() -> None:
+    text = "# Intro\n\nNo numbers here.\n\n# Model\n\n```calc\nL = 80\n```\n\n# Problems\n\n**Question 1:** L?\n\n`L * 1 = 80`\n"
+    sections = _coverage(text).sections
+    rows = [(s.title, s.covered, s.total, len(s.problems), s.checks) for s in sections]
+    assert rows == [("Intro", 0, 1, 0, 0), ("Model", 2, 2, 0, 0), ("Problems", 1, 1, 1, 1)]
+    assert sections[2].count(ProblemStatus.PASS) == 1
+
+
+def _workspace(files: dict[str, str]) -> tuple[list[DocumentAnalysis], ImportContext]:
+    def loader(importer: str, target: str) -> tuple[str, str] | None:
+        return (target, files[target]) if target in files else None
+
+    context = ImportContext(loader)
+    analyses = [analyze_document(text, path, Config(), context=context) for path, text in files.items()]
+    return analyses, context
+
+
+A = "# Base\n\n```calc\nx = 3\ny = x * 2\nlonely = 1\n```\n"
+B = '# Uses\n\n```calc\nimport "a.md"\nw = y * 2\n```\n\n<!-- problem: p -->\n`w + 0 = 12`\n<!-- /problem -->\n'
+
+
+def test_problems_in_a_file_that_imports_this_one_cover_its_concepts() -> None:
+    analyses, _context = _workspace({"a.md": A, "b.md": B})
+    report = workspace_coverage(analyses)
+    a, b = report.files
+    assert _status(a) == {"x": "tested", "y": "tested", "lonely": "untested"}
+    assert [p.path for p in next(c for c in a.concepts if c.name == "x").problems] == ["b.md"]
+    # Imported definitions are concepts of the file that defines them, not of the importer.
+    assert _status(b) == {"w": "tested"}
+
+
+def test_a_file_reported_alone_is_covered_only_by_its_own_problems() -> None:
+    analyses, _context = _workspace({"a.md": A, "b.md": B})
+    assert set(_status(workspace_coverage(analyses[:1]).files[0]).values()) == {"untested"}
+
+
+def test_imported_files_that_are_not_reported_still_link_the_graph() -> None:
+    c = '# Top\n\n```calc\nimport "b.md"\n```\n\n<!-- problem: q -->\n`w * 1 = 12`\n<!-- /problem -->\n'
+    analyses, context = _workspace({"a.md": A, "b.md": B, "c.md": c})
+    a, c_analysis = analyses[0], analyses[2]
+    # b.md is not reported, but c's problem reaches a's x through b's w.
+    report = workspace_coverage([a, c_analysis], context=context.cache.values())
+    assert _status(report.files[0])["x"] == "tested"
+    assert {p.path for p in next(c for c in report.files[0].concepts if c.name == "x").problems} == {"b.md", "c.md"}
+
+
+def test_totals_add_up_over_files() -> None:
+    analyses, _context = _workspace({"a.md": A, "b.md": B})
+    report = workspace_coverage(analyses)
+    assert (report.covered, report.total) == (sum(f.covered for f in report.files), 6)
+
+
+def test_a_chip_field_is_covered_only_through_the_file_that_uses_it() -> None:
+    uses = "# Uses\n\n```calc\nbw = h100.hbm_bw * 1\n```\n\nThe HBM moves 3.35 TB/s<!-- ≈ h100.hbm_bw -->.\n"
+    other = "# Other\n\n<!-- problem: p -->\n`h100.hbm_bw * 2 = 6.7 TB/s`\n<!-- /problem -->\n"
+    analyses, _context = _workspace({"a.md": uses, "b.md": other})
+    a, b = workspace_coverage(analyses).files
+    # b's problem uses the same field, but tests nothing a.md says.
+    assert _status(a) == {"bw": "untested", "h100.hbm_bw": "untested"}
+    assert _status(b) == {}
+
+
+def test_a_field_named_only_in_a_claim_is_a_concept_at_the_claim() -> None:
+    coverage = _coverage("# A\n\nThe HBM moves 3.35 TB/s<!-- ≈ h100.hbm_bw -->.\n")
+    (field,) = [c for c in coverage.concepts if c.kind == ConceptKind.FIELD]
+    assert (field.name, field.line, field.status) == ("h100.hbm_bw", 3, "untested")
+
+
+def test_a_slice_and_its_fields_are_concepts_covered_through_definitions() -> None:
+    text = (
+        '# Slice\n\n```calc\ns = tpu_v5p["4x4x4"]\nn = tpu_v5e["4x4"].chips\n```\n\n'
+        "<!-- problem: p -->\n`s.chips * 1 = 64`\n`n + 0 = 16`\n<!-- /problem -->\n"
+    )
+    kinds = {c.name: (c.kind, c.status) for c in _coverage(text).concepts}
+    assert kinds['tpu_v5p["4x4x4"]'] == ("slice", "tested")
+    assert kinds['tpu_v5e["4x4"].chips'] == ("chip field", "tested")
+
+
+def test_editor_views_lens_per_heading_untested_definitions_and_who_tests_a_name() -> None:
+    from scaling_core.queries.coverage_views import heading_lenses, problems_testing, untested_definitions
+
+    text = BASE + "**Question 1:** F?\n\n`F * 1 = 32768`\n\n`D * 2 = 16384`\n"
+    coverage = _coverage(text)
+    lenses = [(text[span.start : span.end], words) for span, words in heading_lenses(coverage)]
+    # "# Matmul" spans its subsection: 1 problem, 2 checks, 4 of 6 concepts.
+    assert lenses == [
+        ("# Matmul", "1 problem · 2 checks · 67% of concepts tested"),
+        ("## Problems", "1 problem · 2 checks · 100% of concepts tested"),
+    ]
+    assert [(text[s.start : s.end], words) for s, words in untested_definitions(coverage)] == [
+        ("flops", "no problem tests `flops`"),
+        ("unused", "no problem tests `unused`"),
+    ]
+    concept = problems_testing(coverage, text.index("F = 4"))
+    assert concept is not None and [p.title for p in concept.problems] == ["Question 1"]
