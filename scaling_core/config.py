@@ -25,6 +25,8 @@ class Config:
     tolerance: float = 0.05
     #: Whether code spans such as `` `2 * 8 = 16` `` are checked.
     code_spans: bool = True
+    #: Whether arithmetic in LaTeX math (``$2 \\cdot 3 = 6$``) is checked (off until it meets the zero-false-alarm bar).
+    latex_math: bool = False
     #: Whether trusted code (```` ```python calc ````) may run.
     trust: bool = False
     #: Globs of files to check when a folder is given.
@@ -65,9 +67,11 @@ def _apply(config: Config, name: str, value: Any) -> Config:
         if not 0 <= number < 1:
             raise ValueError("must be a fraction between 0 and 1 (or a percentage like '5%')")
         return replace(config, tolerance=number)
-    if name in ("code_spans", "trust"):
+    if name in ("code_spans", "trust", "latex_math"):
         if not isinstance(value, bool):
             raise TypeError("must be true or false")
+        if name == "latex_math":
+            return replace(config, latex_math=value)
         return replace(config, code_spans=value) if name == "code_spans" else replace(config, trust=value)
     if name in ("include", "exclude"):
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):

@@ -53,6 +53,7 @@ CODES: dict[str, CodeInfo] = {
         CodeInfo("N006", _E, "imported file not found"),
         CodeInfo("N007", _E, "import cycle"),
         CodeInfo("N008", _H, "definition shadows an earlier one"),
+        CodeInfo("H001", _E, "not a slice of this chip"),
         CodeInfo("U001", _E, "incompatible units"),
         CodeInfo("U002", _E, "conversion to an incompatible unit"),
         CodeInfo("U003", _H, "FLOPS read as a rate"),
@@ -60,6 +61,7 @@ CODES: dict[str, CodeInfo] = {
         CodeInfo("U005", _W, "claim matches only with a unit prefix the author did not write"),
         CodeInfo("U006", _E, "invalid operation on units"),
         CodeInfo("C001", _E, "check failed"),
+        CodeInfo("C002", _H, "code span not checked"),
         CodeInfo("P001", _E, "problem failed"),
         CodeInfo("P002", _H, "problem has no checks"),
         CodeInfo("P003", _E, "unmatched problem marker"),
@@ -68,7 +70,10 @@ CODES: dict[str, CodeInfo] = {
         CodeInfo("E003", _E, "evaluation limit exceeded"),
         CodeInfo("E004", _E, "math domain error"),
         CodeInfo("E005", _E, "array length mismatch"),
+        CodeInfo("E999", _E, "internal error (a bug in Margin)"),
         CodeInfo("T001", _W, "trusted code block not run"),
+        CodeInfo("T002", _E, "trusted code raised an error"),
+        CodeInfo("T003", _I, "value not known: check untested"),
         CodeInfo("M001", _W, "suppression comment names an unknown code"),
     )
 }

@@ -6,7 +6,9 @@ The evaluator (``expr/evaluator.py``) knows no function.  Whoever builds an
 
 1. the built-in functions (``expr/functions.py``: ``ceil``, ``sqrt``, ``max`` ...);
 2. then the formula library (``formulas/``: ``allgather_time``, ``roofline_time`` ...);
-3. later, the JAX functions (``xla_cost``, ``measure_*``).
+3. then the calls answered by trusted code (``xla_calls.py``: ``xla_cost``,
+   ``comm_bytes``), which need the analysis's
+   :class:`~scaling_core.external.TrustedCode`: :func:`caller` binds it.
 
 A built-in keeps its name if a later group has the same one.  A name in no
 group is error N004, with a did-you-mean over every callable name.
@@ -36,8 +38,10 @@ from scaling_core.expr import syntax as ast
 from scaling_core.expr.evaluator import CallHandler, Evaluator
 from scaling_core.expr.functions import FUNCTIONS, call_builtin
 from scaling_core.expr.values import Value, did_you_mean
+from scaling_core.external import KINDS, TrustedCode
 from scaling_core.formulas import LIBRARY
 from scaling_core.formulas.call import call_formula
+from scaling_core.xla_calls import ask
 
 
 def _table() -> dict[str, CallHandler]:
@@ -45,6 +49,8 @@ def _table() -> dict[str, CallHandler]:
     table: dict[str, CallHandler] = {name: call_builtin for name in FUNCTIONS}
     for name, formula in LIBRARY.items():
         table.setdefault(name, partial(call_formula, formula=formula))
+    for name in KINDS:
+        table.setdefault(name, partial(ask, trusted=None))
     return table
 
 
@@ -62,4 +68,18 @@ def call(ev: Evaluator, node: ast.Call) -> Value:
     return handler(ev, node)
 
 
-__all__ = ["CALLABLES", "call"]
+def caller(trusted: TrustedCode | None) -> CallHandler:
+    """The call handler of an analysis whose trusted code is ``trusted`` (:func:`call` when None)."""
+    if trusted is None:
+        return call
+    bound: dict[str, CallHandler] = {name: partial(ask, trusted=trusted) for name in KINDS
+                                   if getattr(CALLABLES.get(name), "func", None) is ask}  # fmt: skip
+
+    def call_with_trusted_code(ev: Evaluator, node: ast.Call) -> Value:
+        handler = bound.get(node.name)
+        return handler(ev, node) if handler is not None else call(ev, node)
+
+    return call_with_trusted_code
+
+
+__all__ = ["CALLABLES", "call", "caller"]

@@ -18,6 +18,7 @@ from pathlib import Path
 from scaling_core import CODES, Config, DocumentAnalysis, analyze_document
 from scaling_core.document.analysis import ImportContext
 from server import reports
+from server.analysis.runner import runner_for
 from server.terminal import COLOR_CHOICES, use_color
 from server.text_report import to_statistics, to_text
 from server.workspace import (
@@ -63,6 +64,7 @@ def add_check_parser(
     check.add_argument("--fix", action="store_true", help="apply safe fixes (stale claimed numbers) in place")
     check.add_argument("--diff", action="store_true", help="print the changes --fix would make; write nothing")
     check.add_argument("--watch", action="store_true", help="check again whenever a draft or the config changes")
+    check.add_argument("--coverage", action="store_true", help="also print the one-line total of margin coverage")
     check.add_argument("--force-exclude", action="store_true",
                        help="apply the config's exclude to files named on the command line (pre-commit)")  # fmt: skip
     check.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false",
@@ -147,10 +149,14 @@ def _with_progress(drafts: list[Draft], args: argparse.Namespace) -> Iterable[Dr
 
 
 def analyze_drafts(
-    drafts: list[Draft], project: Project, config: Config, args: argparse.Namespace
+    drafts: list[Draft],
+    project: Project,
+    config: Config,
+    args: argparse.Namespace,
+    context: ImportContext | None = None,
 ) -> Iterator[tuple[DocumentAnalysis, float]]:
     """Analyse each draft in order, with the seconds it took (a progress bar on big runs in a terminal)."""
-    context = ImportContext(make_loader(project))
+    context = context or ImportContext(make_loader(project))
     for draft in _with_progress(drafts, args):
         started = time.perf_counter()
         analysis = analyze_document(draft.text, draft.path, config, context=context)
@@ -214,7 +220,8 @@ def check_once(args: argparse.Namespace) -> int:
         _apply_fixes(drafts, config, project, args)
         if from_stdin:  # like ruff: the fixed draft goes to stdout, the report to stderr
             sys.stdout.write(drafts[0].text)
-    timed = list(analyze_drafts(drafts, project, config, args))
+    context = ImportContext(make_loader(project), trusted=runner_for(project.root, config))
+    timed = list(analyze_drafts(drafts, project, config, args, context))
     analyses, times = [analysis for analysis, _ in timed], [seconds for _, seconds in timed]
     paths = [draft.path for draft in drafts]
     destination = sys.stderr if args.fix and from_stdin else sys.stdout
@@ -224,6 +231,10 @@ def check_once(args: argparse.Namespace) -> int:
         write_output(args.output_file, output + "\n" if output else "")
     elif output:
         print(output, file=destination)
+    if getattr(args, "coverage", False):
+        from server.coverage_report import coverage_of, total_line  # only with --coverage
+
+        print(total_line(coverage_of(analyses, context)), file=destination)
     if args.exit_zero:
         return 0
     return 1 if reports.summarize(analyses).failed else 0

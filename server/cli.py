@@ -1,4 +1,4 @@
-"""The ``margin`` command line: check, eval (and its REPL), render, hardware, lsp.
+"""The ``margin`` command line: check, coverage, eval (and its REPL), render, hardware, lsp.
 
 Exit codes: 0 when everything passes, 1 when any check fails or any error is
 reported, 2 for usage errors (bad options, missing paths, bad configuration)
@@ -14,16 +14,18 @@ import sys
 from pathlib import Path
 
 import scaling_core
-from scaling_core import analyze_document
 from scaling_core.document.session import CalcSession, Evaluation
 from scaling_core.hardware.records import hardware_records
-from scaling_core.render import render_diagnostic, substitute_inline_values
+from scaling_core.render import render_diagnostic
 from scaling_core.text import LineIndex
 from scaling_core.units.display import format_quantity
 from server import reports
-from server.check_command import add_check_parser, run_check, write_output
+from server.check_command import add_check_parser, run_check
+from server.coverage_command import add_coverage_parser, run_coverage
 from server.crash import report_internal_error
-from server.workspace import UsageError, display_path, find_project, make_loader, read_text
+from server.escaping import printable
+from server.render_command import add_render_parser, run_render
+from server.workspace import UsageError, find_project
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     add_check_parser(commands, common)
+    add_coverage_parser(commands, common)
 
     evaluate = commands.add_parser("eval", parents=[common], help="evaluate an expression; a REPL without one")
     evaluate.add_argument("expression", nargs="?", help="e.g. '1.7e7 byte / (9e10 byte/s)'")
@@ -43,10 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--explain", action="store_true", help="print the derivation: formulas, inputs, sources")
     evaluate.add_argument("--config", type=Path)
 
-    render = commands.add_parser("render", parents=[common], help="substitute {calc} inline values into a draft")
-    render.add_argument("input", type=Path)
-    render.add_argument("-o", "--output", type=Path, help="write here (atomically) instead of stdout")
-    render.add_argument("--config", type=Path)
+    add_render_parser(commands, common)
 
     lsp = commands.add_parser("lsp", parents=[common], help="run the language server (stdio by default)")
     lsp.add_argument("--tcp", type=int, metavar="PORT", help="listen on 127.0.0.1:PORT instead of stdio")
@@ -71,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         handlers = {
             "check": run_check,
+            "coverage": run_coverage,
             "eval": run_eval,
             "render": run_render,
             "hardware": run_hardware,
@@ -79,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         handler = handlers[args.command]
         return handler(args)
     except UsageError as error:
-        print(f"margin: {error}", file=sys.stderr)
+        print(f"margin: {printable(str(error))}", file=sys.stderr)  # a file name may hold escapes
         return 2
     except BrokenPipeError:
         return 1
@@ -154,23 +155,8 @@ def run_eval(args: argparse.Namespace) -> int:
             sys.stdout.flush()
 
 
-def run_render(args: argparse.Namespace) -> int:
-    """``margin render IN.md [-o OUT.md]``."""
-    if not args.input.is_file():
-        raise UsageError(f"{args.input}: no such file")
-    project = find_project(args.input, args.config)
-    path = display_path(args.input)
-    analysis = analyze_document(read_text(args.input), path, project.config, make_loader(project))
-    rendered = substitute_inline_values(analysis)
-    if args.output:
-        write_output(args.output, rendered)
-    else:
-        sys.stdout.write(rendered)
-    return 0
-
-
 def run_hardware(args: argparse.Namespace) -> int:
-    """``margin hardware [CHIP]``: fields, values and sources."""
+    """``margin hardware [CHIP]``: fields, values and sources, each note on the line under its value."""
     project = find_project(Path.cwd(), args.config)
     records = hardware_records(project.config)
     if args.chip and args.chip not in records:
@@ -181,8 +167,9 @@ def run_hardware(args: argparse.Namespace) -> int:
         print(f"{name}: {record.title}")
         for field, value in record.fields.items():
             shown = record.texts.get(field) or format_quantity(value, 4)
-            note = f" ({record.notes[field]})" if field in record.notes else ""
-            print(f"  {field:<19} {shown:<15} {record.sources.get(field, '')}{note}")
+            print(f"  {field:<19} {shown:<15} {record.sources.get(field, '')}")
+            if field in record.notes:
+                print(f"  {'':<19} note: {record.notes[field]}")
         print()
     return 0
 
@@ -205,4 +192,4 @@ def run_lsp(args: argparse.Namespace) -> int:
         server.start_tcp("127.0.0.1", args.tcp)
     else:
         server.start_io()
-    return 0
+    return server.exit_code  # 1 after `exit` without `shutdown`

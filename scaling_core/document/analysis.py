@@ -14,16 +14,29 @@ from functools import partial
 
 from scaling_core.config import Config
 from scaling_core.diagnostics import CODES, Diagnostic, Severity, make_diagnostic
-from scaling_core.document.effects import region_bounds
+from scaling_core.document.cells import python_cells
+from scaling_core.document.effects import Effects, region_bounds
 from scaling_core.document.extract import extract
+from scaling_core.document.forward import ForwardReferences, looks_below, waits
 from scaling_core.document.incremental import RegionCache, region_key
 from scaling_core.document.interpret import Interpreter
-from scaling_core.document.regions import CalcRegion, ClaimRegion, CodeSpanRegion, ProblemRegion, Region, Suppression
+from scaling_core.document.names import locate_unknown_names
+from scaling_core.document.regions import (
+    CalcRegion,
+    ClaimRegion,
+    CodeSpanRegion,
+    MathRegion,
+    ProblemRegion,
+    Region,
+    Suppression,
+)
 from scaling_core.document.results import Binding, CheckResult, CheckStatus, DocumentAnalysis, ProblemStatus
 from scaling_core.document.verdicts import problem_diagnostic, problem_verdict, span_start
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.values import EvaluationError, Limits
+from scaling_core.external import TrustedCode
 from scaling_core.hardware.records import hardware_records
+from scaling_core.prelude import caller
 from scaling_core.text import LineIndex, Span, holding
 from scaling_core.units.arrays import quiet_arrays
 from scaling_core.units.registry import default_registry
@@ -49,6 +62,8 @@ class ImportContext:
     loader: SourceLoader | None = None
     cache: dict[str, DocumentAnalysis] = field(default_factory=dict)
     stack: list[str] = field(default_factory=list)
+    #: Runs ```` ```python calc ```` blocks elsewhere when ``config.trust`` (None: they are not run).
+    trusted: TrustedCode | None = None
 
 
 def analyze_document(
@@ -115,6 +130,10 @@ def _analyze(
         default_registry(), text, hardware_records(config), path, config.tolerance,
         Limits(max_array_elements=config.max_array_elements), import_names, stamp_bindings=cache is not None,
     )  # fmt: skip
+    cells = python_cells(found.python_blocks, text, path, config, context.trusted if config.trust else None)
+    if cells.bindings:  # python functions: top-level names of the whole draft
+        interpreter.apply(Effects(0, (), (), (), cells.bindings, ()), 0, replayed=False)
+    interpreter.evaluator.call = caller(context.trusted if config.trust else None)
     try:
         with quiet_arrays():
             _interpret(found.regions, found.problems, interpreter, config, cache, check_stop)
@@ -123,14 +142,10 @@ def _analyze(
         raise
 
     results = interpreter.results
-    diagnostics = found.diagnostics + results.diagnostics
-    for block in found.python_blocks:
-        why = (
-            "the workspace is not trusted (set trust = true)"
-            if not config.trust
-            else "running trusted Python is not available in this version"
-        )
-        diagnostics.append(make_diagnostic("T001", f"python calc block not run: {why}", block.info_span))
+    diagnostics = found.diagnostics + locate_unknown_names(
+        results.diagnostics, results.bindings, found.problems, found.regions, index, path
+    )
+    diagnostics += cells.diagnostics
     suppressions = found.suppressions + _calc_suppressions(found.regions, index)
     diagnostics = _suppress(diagnostics, suppressions)
     checks = sorted((_unless_suppressed(c, suppressions, config) for c in results.checks), key=span_start)
@@ -162,9 +177,11 @@ def _interpret(
 
     A region the cache knows (same text, same problem, same values of the
     names it mentions) is not evaluated: its recorded effects are applied
-    again where it now starts.
+    again where it now starts.  A claim or inline value naming something not
+    defined above it waits for the end of its scope (``forward.py``).
     """
     scope, text = interpreter.scope, interpreter.text
+    forward = ForwardReferences(interpreter, cache)
     current: ProblemRegion | None = None
     for number, region in enumerate(regions):
         if check_stop is not None and not number % STOP_POLL_REGIONS:
@@ -172,21 +189,37 @@ def _interpret(
         start = region.number_span.start if isinstance(region, ClaimRegion) else region.span.start
         inside = holding(problems, start) if problems else None
         if inside is not current:
+            if current is not None:
+                forward.leave_problem()
             current = inside
             scope.enter(inside.ident if inside is not None else None)
         if isinstance(region, CodeSpanRegion) and not (config.code_spans or region.role):
             continue
-        if cache is None:
-            interpreter.apply(interpreter.evaluate(region, scope), 0, replayed=False)
+        if isinstance(region, MathRegion) and not config.latex_math:
             continue
-        key = region_key(region, text[start : region_bounds(region)[1]], scope)
-        found = cache.get(key)
-        if found is not None:
-            interpreter.apply(found, start - found.start)
+        key, quiet = None, looks_below(region)  # a claim's unknown name may be defined below: no did-you-mean yet
+        if cache is None:
+            effects, delta, replayed = interpreter.evaluate(region, scope, quiet=quiet), 0, False
         else:
-            effects = interpreter.evaluate(region, scope)
-            cache.put(key, effects)
-            interpreter.apply(effects, 0, replayed=False)
+            key = region_key(region, text[start : region_bounds(region)[1]], scope)
+            if quiet and cache.waiting(key):
+                forward.defer(region, key, scope)
+                continue
+            found = cache.get(key)
+            if found is not None:
+                effects, delta, replayed = found, start - found.start, True
+            else:
+                effects, delta, replayed = interpreter.evaluate(region, scope, quiet=quiet), 0, False
+                cache.put(key, effects)
+        if quiet and not replayed and waits(effects):
+            if cache is not None and key is not None:
+                cache.mark_waiting(key)
+            forward.defer(region, key, scope)
+            continue
+        bindings = interpreter.apply(effects, delta, replayed=replayed)
+        if bindings:
+            forward.defined(bindings, current is not None)
+    forward.finish()
 
 
 def _import(statement: ast.Import, path: str, config: Config, context: ImportContext) -> dict[str, Binding]:

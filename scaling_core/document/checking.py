@@ -9,32 +9,39 @@ Mixed into the :class:`~scaling_core.document.interpret.Interpreter`.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from scaling_core.diagnostics import Diagnostic, make_diagnostic
 from scaling_core.document.effects import Recording
+from scaling_core.document.names import bare_unit_name, bare_unit_note
 from scaling_core.document.prose import TRAILING_NUMBER, read_number
-from scaling_core.document.regions import ClaimRegion, CodeSpanRegion
+from scaling_core.document.regions import ClaimRegion
 from scaling_core.document.results import CheckKind
 from scaling_core.expr import syntax as ast
+from scaling_core.expr.chain import ChainLink, Equation, chain_parts, computes, skipped_spans
 from scaling_core.expr.compare import Outcome, compare, last_digit_unit
 from scaling_core.expr.evaluator import Evaluator
 from scaling_core.expr.lexer import MAGNITUDE_SUFFIXES, tokenize
-from scaling_core.expr.parser import ChainLink, parse_claim_expression
+from scaling_core.expr.parser import parse_claim_expression
 from scaling_core.expr.tokens import canonical_comparison
 from scaling_core.expr.values import (
     PROSE_CUTOFF,
     UNIT_AFTER_NUMBER_CUTOFF,
     EvaluationError,
+    ShapeValue,
+    Value,
     describe_unit,
     did_you_mean,
     mismatch_message,
 )
 from scaling_core.text import Span
+from scaling_core.units import dimension
 from scaling_core.units.quantity import Quantity, UnitError
 from scaling_core.units.registry import UnitRegistry
 
 #: Errors that mean a code span is not a calculation (unknown names or units), not a wrong one.
 _UNKNOWN = {"N001", "N002", "N003", "N004", "N005"}
+_INFORMATION = dimension.pack({"information": 1})
 _FLIPPED = {"<": ">", ">": "<", "≤": "≥", "≥": "≤"}
 
 
@@ -66,8 +73,9 @@ class Checking:
     # -- calc-block checks -----------------------------------------------------
     def check_calc(self, check: ast.Check) -> None:
         """Check a calc-block check ``a OP b [± tol]``."""
-        left = self.evaluator.statement_quantity(check.left)
+        left_value = self.evaluator.statement_value(check.left)
         right = self.evaluator.statement_quantity(check.right)
+        left = self.compared_quantity(left_value, check.left, right)
         ulp, unit_factor = self.literal_precision(check.right)
         relative, absolute = self.tolerance_of(check.tolerance)
         outcome = self.outcome(left, check.op, right, check.op_span, ulp, unit_factor, relative, absolute)
@@ -83,7 +91,13 @@ class Checking:
         return None, self.evaluator.quantity(tolerance.absolute)
 
     def literal_precision(self, expr: ast.Expr) -> tuple[float, float]:
-        """One unit in the last printed digit of a literal claim, and its unit factor."""
+        """One unit in the last printed digit of a literal claim, and its unit factor.
+
+        The number as written sets the precision, whatever unit follows it,
+        spaced or not: ``1923 tokens / sec`` and ``4.2GB / sequence`` are
+        precise to their number's last digit, scaled by the unit.  A claim
+        that is any other expression has no printed precision (0).
+        """
         if isinstance(expr, ast.Unary):
             return self.literal_precision(expr.operand)
         if isinstance(expr, ast.Number):
@@ -93,13 +107,62 @@ class Checking:
             ulp, _ = self.literal_precision(expr.operand)
             factor, _dim, _label = self.evaluator.unit(expr.unit)
             return ulp * factor, factor
+        if isinstance(expr, ast.Binary) and expr.op in ("*", "/"):
+            scale = self.unit_scale(expr.right)
+            ulp, factor = self.literal_precision(expr.left)
+            if scale is not None and ulp:
+                scale = scale if expr.op == "*" else 1 / scale
+                return ulp * scale, factor * scale
         return 0.0, 1.0
+
+    def unit_scale(self, expr: ast.Expr) -> float | None:
+        """The factor of a unit written as names (``sec``, ``tokens / sec``), or None if ``expr`` is not one.
+
+        A name the draft defines is a value, not a unit.
+        """
+        if isinstance(expr, ast.Name):
+            unit = self.registry.lookup(expr.name)
+            if unit is None or self.evaluator.lookup(expr.name) is not None:
+                return None
+            return unit.factor if len(expr.name) > 1 or expr.name in ("s", "h") else None
+        if isinstance(expr, ast.Binary) and expr.op in ("*", "/"):
+            left, right = self.unit_scale(expr.left), self.unit_scale(expr.right)
+            if left is None or right is None:
+                return None
+            return left * right if expr.op == "*" else left / right
+        return None
+
+    def compared_quantity(self, value: Value, expr: ast.Expr, claimed: Quantity) -> Quantity:
+        """The checked side ``expr`` (of value ``value``) as a quantity to compare with ``claimed``.
+
+        A shape compared with a quantity of information is its bytes
+        (``bf16[4096, 7168] = 58.7MB``); compared with anything else it stays
+        error U006, which names its fields (elements or bytes is the author's call).
+        """
+        if isinstance(value, Quantity):
+            return value
+        if isinstance(value, ShapeValue):
+            if claimed.dim == _INFORMATION and not claimed.free:
+                return value.fields()["bytes"]
+            fields = ", ".join(sorted(value.fields()))
+            note = "a shape checked against a size (58.7MB) compares its bytes; against a plain number, write .size or .bytes"
+            raise self.evaluator.fail(
+                "U006", f"a shape is not a number; use one of its fields: {fields}", expr.span, (note,)
+            )
+        return self.evaluator.quantity(expr)
 
     def outcome(
         self, computed: Quantity, op: str, claimed: Quantity, span: Span,
         ulp: float, unit_factor: float, relative: float | None, absolute: Quantity | None,
     ) -> Outcome:  # fmt: skip
-        """Compare with the tolerance policy; a unit conflict becomes U001 at ``span``."""
+        """Compare with the tolerance policy; a unit conflict becomes U001 at ``span``.
+
+        A claim written as a number (it has a printed digit) means its unit as
+        written: ``6.9e6 tokens / hour`` is a rate, even though a count unit
+        alone would leave its numerator's unit to inference.
+        """
+        if ulp and claimed.free and claimed.dim:
+            claimed = Quantity(claimed.value, claimed.dim, False, claimed.label)
         try:
             return compare(
                 computed, op, claimed, ulp=ulp, relative_tolerance=self.tolerance,
@@ -110,39 +173,93 @@ class Checking:
             raise self.evaluator.fail("U001", mismatch_message(error), span) from None
 
     # -- code spans ------------------------------------------------------------
-    def check_chain(self, region: CodeSpanRegion, links: list[ChainLink]) -> None:
-        """Check every evaluable link of a code span's ``a = b = c`` chain against its last value."""
+    def check_chain(self, equation: Equation) -> None:
+        """Check an equation of a code span: each link against the last value; each skip is hint C002.
+
+        A link that cannot be read cuts the chain (nothing is compared across
+        it); a link naming something unknown is left out and the others are
+        compared across it.  A link is compared approximately when ``≈`` or
+        ``~`` stands anywhere between it and the last value, else to the last
+        value's printed digit.  An equation with nothing computed (``x = 5``)
+        is code, not a check.
+        """
+        links = equation.links
         hints_before = len(self.evaluator.hints)
-        claim_expr = links[-1].expr
-        op = "≈" if links[-1].relation == "≈" else "="
-        try:
-            claimed = self.evaluator.statement_quantity(claim_expr)
-        except EvaluationError:
-            del self.evaluator.hints[hints_before:]
-            return
-        ulp, unit_factor = self.literal_precision(claim_expr)
-        evaluated: list[tuple[ast.Expr, Quantity]] = []
+        values: list[Value | None] = []
+        unknown: list[tuple[Span, str]] = []
         errors: list[Diagnostic] = []
-        for link in links[:-1]:
-            try:
-                evaluated.append((link.expr, self.evaluator.statement_quantity(link.expr)))
-            except EvaluationError as failure:
-                if failure.diagnostic.code not in _UNKNOWN:
-                    errors.append(failure.diagnostic)
-        del self.evaluator.hints[hints_before:]
-        if not any(isinstance(expr, ast.Binary) for expr, _ in evaluated) and not errors:
-            return
-        self.out.diagnostics.extend(errors)
-        for expr, value in evaluated:
-            try:
-                outcome = self.outcome(value, op, claimed, region.content_span, ulp, unit_factor, None, None)
-            except EvaluationError as failure:
-                self.out.diagnostics.append(failure.diagnostic)
+        for link in links:
+            value = None
+            if link.expr is not None:
+                try:
+                    value = self.evaluator.statement_value(link.expr)
+                except EvaluationError as failure:
+                    if failure.diagnostic.code in _UNKNOWN:
+                        unknown.append((link.span, self.unknown_reason(failure.diagnostic)))
+                    else:
+                        errors.append(failure.diagnostic)
+            values.append(value)
+        unchecked: list[tuple[int, int]] = []  # (first, last) link of each part with a computation but no check
+        checked = False
+        for first, last in chain_parts(links):
+            readable = [i for i in range(first, last + 1) if values[i] is not None]
+            if not any(computes(links[i].expr) for i in readable[:-1]):
+                if any(computes(links[i].expr) for i in readable):
+                    unchecked.append((first, last))
                 continue
-            span = Span(expr.span.start, claim_expr.span.end)
-            self.out.report(
-                CheckKind.CODE, span, op, self.source(claim_expr.span), outcome, claim_expr.span, self.source(expr.span)
-            )
+            checked = self.check_links(links, values, readable, errors) or checked
+        del self.evaluator.hints[hints_before:]
+        if not (equation.looks_checked or checked):
+            return
+        unknown += [(d.span, self.unknown_reason(d)) for d in errors if d.code in _UNKNOWN]  # in a tolerance
+        self.out.diagnostics.extend(d for d in errors if d.code not in _UNKNOWN)
+        if len(links) < 2:
+            hint = f"not checked: cannot read '{self.source(equation.span)}'"
+            self.out.diagnostics.append(make_diagnostic("C002", hint, equation.span))
+            return
+        for span, reason in unknown:
+            self.out.diagnostics.append(make_diagnostic("C002", f"not checked: {reason}", span))
+        for index, span in skipped_spans(links, unchecked):
+            hint = f"not checked: cannot read '{self.source(links[index].span)}'"
+            self.out.diagnostics.append(make_diagnostic("C002", hint, span))
+
+    def check_links(
+        self, links: tuple[ChainLink, ...], values: list[Value | None], readable: list[int], errors: list[Diagnostic]
+    ) -> bool:
+        """Check the ``readable`` links of one part of a chain against its last; whether any check was made."""
+        claim = links[readable[-1]]
+        assert claim.expr is not None
+        claimed = values[readable[-1]]
+        try:
+            if not isinstance(claimed, Quantity):  # a shape or record as the last value
+                claimed = self.evaluator.quantity(claim.expr)
+            ulp, unit_factor = self.literal_precision(claim.expr)
+            relative, absolute = self.tolerance_of(claim.tolerance)
+        except EvaluationError as failure:
+            errors.append(failure.diagnostic)
+            return False
+        end = claim.tolerance.span.end if claim.tolerance is not None else claim.expr.span.end
+        made = False
+        for index in readable[:-1]:
+            expr, value = links[index].expr, values[index]
+            assert expr is not None and value is not None
+            op = "≈" if any(link.relation == "≈" for link in links[index + 1 : readable[-1] + 1]) else "="
+            span = Span(expr.span.start, end)
+            try:
+                computed = self.compared_quantity(value, expr, claimed)
+                outcome = self.outcome(computed, op, claimed, span, ulp, unit_factor, relative, absolute)
+            except EvaluationError as failure:
+                errors.append(failure.diagnostic)
+                continue
+            claim_text = self.source(claim.expr.span)
+            self.out.report(CheckKind.CODE, span, op, claim_text, outcome, claim.expr.span, self.source(expr.span))
+            made = True
+        return made
+
+    def unknown_reason(self, diagnostic: Diagnostic) -> str:
+        """Why a link naming something unknown is skipped (from its evaluation error, without the scope's names)."""
+        what = {"N001": "name", "N002": "unit", "N004": "function"}.get(diagnostic.code)
+        return f"unknown {what} '{self.source(diagnostic.span)}'" if what else diagnostic.message
 
     # -- prose claims ----------------------------------------------------------
     def check_claim(self, region: ClaimRegion) -> None:
@@ -154,12 +271,15 @@ class Checking:
             return
         assert expr is not None
         hints_before = len(self.evaluator.hints)
+        references_before = len(self.out.references)
+        # "the prose number OP the expression", recorded as "computed OP' claim" like every other check.
+        op = canonical_comparison(region.op)
+        op = _FLIPPED.get(op, op)
         try:
             claimed, ulp, factor = self.prose_quantity(region)
+            self.names_before_units(expr)
             computed = self.evaluator.statement_quantity(expr)
             relative, absolute = self.tolerance_of(tolerance)
-            op = canonical_comparison(region.op)
-            op = _FLIPPED.get(op, op)
             try:
                 outcome = self.outcome(computed, op, claimed, region.number_span, ulp, factor, relative, absolute)
             except EvaluationError:
@@ -170,12 +290,50 @@ class Checking:
                 raise self.evaluator.fail("U001", message, region.number_span) from None
         except EvaluationError as failure:
             self.out.diagnostics.append(failure.diagnostic)
-            self.out.record_skip(CheckKind.CLAIM, region.number_span, region.op, region.number_text)
+            self.out.record_skip(CheckKind.CLAIM, region.number_span, op, region.number_text)
         else:
+            diagnostics_before = len(self.out.diagnostics)
             self.out.report(
-                CheckKind.CLAIM, region.number_span, region.op, region.number_text, outcome, region.number_span, None
+                CheckKind.CLAIM, region.number_span, op, region.number_text, outcome, region.number_span, None
             )
+            # A quick fix only from a value computed from defined names (a chip's too), never from literals alone.
+            from_names = len(self.out.references) > references_before
+            self.vet_fixes(diagnostics_before, region, computed, op, tolerance, from_names)
         self.keep_hints(hints_before)
+
+    def names_before_units(self, expr: ast.Expr) -> None:
+        """In a claim or inline value a bare word is a name: fail N001 where it would silently be a unit."""
+        node = bare_unit_name(expr, lambda name: self.evaluator.lookup(name) is not None, self.registry)
+        if node is not None:
+            note = did_you_mean(node.name, self.evaluator.visible_names())
+            notes = (note, bare_unit_note(node.name)) if note else (bare_unit_note(node.name),)
+            raise self.evaluator.fail("N001", f"unknown name '{node.name}'", node.span, notes)
+
+    def vet_fixes(
+        self, start: int, region: ClaimRegion, computed: Quantity, op: str, tolerance: ast.Tolerance | None, keep: bool
+    ) -> None:
+        """Keep the quick fixes of the diagnostics from ``start`` on only if applying one makes the claim pass."""
+        diagnostics = self.out.diagnostics
+        for position in range(start, len(diagnostics)):
+            diagnostic = diagnostics[position]
+            if diagnostic.fixes:
+                kept = tuple(
+                    f for f in diagnostic.fixes if keep and self.passes_with(f.text, region, computed, op, tolerance)
+                )
+                if kept != diagnostic.fixes:
+                    diagnostics[position] = replace(diagnostic, fixes=kept)
+
+    def passes_with(
+        self, number_text: str, region: ClaimRegion, computed: Quantity, op: str, tolerance: ast.Tolerance | None
+    ) -> bool:
+        """Whether the claim would pass with ``number_text`` written in place of its number."""
+        try:
+            claimed, ulp, factor = self.prose_quantity(replace(region, number_text=number_text))
+            relative, absolute = self.tolerance_of(tolerance)
+            outcome = self.outcome(computed, op, claimed, region.number_span, ulp, factor, relative, absolute)
+        except EvaluationError:
+            return False
+        return outcome.passed and not outcome.implied
 
     def prose_quantity(self, region: ClaimRegion) -> tuple[Quantity, float, float]:
         """The claimed number as a quantity, its last-digit precision and unit factor.

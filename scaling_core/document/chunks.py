@@ -11,6 +11,7 @@ off``/``on`` regions, next-line suppressions — is decided by :func:`finalize`.
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Any
 
@@ -53,7 +54,7 @@ def html_block_is_open(content: str) -> bool:
 def finalize(scans: list[ChunkScan], text: str, index: LineIndex) -> Extraction:
     """Join chunk scans and decide what spans chunks: problems and suppressions."""
     out = Extraction()
-    headings, starts, marks, directives = [], [], [], []
+    headings, starts, marks, directives, answers = [], [], [], [], []
     for scan in scans:
         out.regions += scan.regions
         out.python_blocks += scan.python_blocks
@@ -62,9 +63,10 @@ def finalize(scans: list[ChunkScan], text: str, index: LineIndex) -> Extraction:
         starts += scan.bold_starts
         marks += scan.problem_marks
         directives += scan.margin_marks
+        answers += scan.answer_marks
     out.problems, problems = _explicit_problems(marks)
     out.diagnostics += problems
-    out.problems += _book_problems(starts, headings, out.problems, len(text))
+    out.problems += _book_problems(starts, headings, out.problems, answers, text)
     out.problems.sort(key=lambda p: p.span.start)
     out.suppressions = _suppressions(directives, index, len(text))
     out.regions.sort(key=lambda r: r.number_span.start if isinstance(r, ClaimRegion) else r.span.start)
@@ -89,13 +91,17 @@ def _explicit_problems(marks: list[tuple[str, Span, str]]) -> tuple[list[Problem
 
 
 def _book_problems(
-    starts: list[ProblemStart], headings: list[tuple[int, int]], explicit: list[ProblemRegion], length: int
+    starts: list[ProblemStart],
+    headings: list[tuple[int, int]],
+    explicit: list[ProblemRegion],
+    answers: list[tuple[bool, int]],
+    text: str,
 ) -> list[ProblemRegion]:
     found = []
     for number, start in enumerate(starts):
         if any(p.span.contains(start.offset) for p in explicit):
             continue
-        end = starts[number + 1].offset if number + 1 < len(starts) else length
+        end = starts[number + 1].offset if number + 1 < len(starts) else len(text)
         for offset, level in headings:
             if offset > start.offset and level <= max(start.level, 1):
                 end = min(end, offset)
@@ -103,8 +109,39 @@ def _book_problems(
         for other in explicit:
             if other.span.start > start.offset:
                 end = min(end, other.span.start)
+        end = _answers_end(start.offset, end, answers, text)
         found.append(ProblemRegion(Span(start.offset, end), start.title_span, start.ident, start.title))
     return found
+
+
+def _answers_end(start: int, end: int, answers: list[tuple[bool, int]], text: str) -> int:
+    """Where a problem ends that could run from ``start`` to ``end``: after its answer blocks.
+
+    The problem ends with the line that closes its first answer block
+    (``</details>``, ``{% enddetails %}``), or with the last of the answer
+    blocks that follow that one with nothing but blank lines between; what
+    comes after belongs to the section again.  A problem with no closed answer
+    block keeps ``end``.
+    """
+    depth = 0
+    closed_at: int | None = None
+    for opens, offset in answers[bisect.bisect_left(answers, start, key=_offset) :]:
+        if offset >= end:
+            break
+        if closed_at is not None:
+            if not opens or text[closed_at:offset].strip(" \t\r\n>"):
+                break
+            closed_at = None  # another answer block right after: it belongs to the problem too
+        if opens:
+            depth += 1
+        elif depth:
+            depth -= 1
+            closed_at = offset if not depth else None
+    return closed_at if closed_at is not None else end
+
+
+def _offset(mark: tuple[bool, int]) -> int:
+    return mark[1]
 
 
 def _suppressions(directives: list[Any], index: LineIndex, length: int) -> list[Suppression]:

@@ -8,23 +8,55 @@ definitions its names depend on, with where each is defined.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 
 from scaling_core import prelude
-from scaling_core.document.results import Binding, DocumentAnalysis
+from scaling_core.document.results import Binding, CheckKind, CheckResult, DocumentAnalysis, ValueResult
 from scaling_core.document.shift import shift_tree
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.evaluator import Evaluator
+from scaling_core.expr.lexer import tokenize
+from scaling_core.expr.parser import parse_claim_expression, parse_statements
 from scaling_core.expr.values import EvaluationError, Record, ShapeValue, Value
 from scaling_core.formulas.call import FormulaCall
 from scaling_core.formulas.symbolic import FIELD_SYMBOLS, symbolic
-from scaling_core.units.arrays import quiet_arrays
-from scaling_core.units.display import format_quantity
+from scaling_core.units.arrays import is_array, quiet_arrays
+from scaling_core.units.display import format_in_unit, format_quantity
 from scaling_core.units.quantity import Quantity
 from scaling_core.units.registry import default_registry
 
 _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "**": 3}
 MAX_CHAIN = 40
+#: An inline value as written: ``{calc}`x -> FLOP/byte` `` (the expression is group 2).
+_ROLE = re.compile(r"\{[^}]*\}(`+)(.*)\1\s*\Z", re.S)
+#: A claim's marker right after its number (past closing emphasis): ``**22 days**<!-- ≈ t -->``.
+_MARKER = re.compile(r"[*_ \t]*<!--\s*(?:≈|~=|==|<=|>=|≤|≥|<|>|=)(.*?)-->", re.S)
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|])")
+
+#: A definition step as shown in a chain: (its statement as written, its value as its inlay shows it).
+Step = Callable[[Binding], tuple[str, str]]
+
+
+def code(text: str) -> str:
+    """``text`` as one Markdown code span, fenced by more backticks than any run inside it."""
+    text = re.sub(r"\r\n|\r|\n", " ", text)
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if longest else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def escape(text: str) -> str:
+    """Plain text for Markdown: characters that would open emphasis, code, links or tags escaped."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
+def unitless_note(value: Value | None) -> str:
+    """A remark for a value whose numerator has no unit (its unit is inferred where it is used), else ''."""
+    if isinstance(value, Quantity) and value.free and value.dim != 0:
+        return " (its numerator has no unit: inferred where the value is used)"
+    return ""
 
 
 def show(value: Value) -> str:
@@ -62,6 +94,8 @@ def substitute(expr: ast.Expr, values: dict[str, Value]) -> str:
             return f"({inner})" if mine < parent else inner
         if isinstance(node, ast.Call):
             return f"{node.name}({', '.join(text(a, 0) for a in node.args)})"
+        if isinstance(node, ast.Index):
+            return f'{text(node.target, 4)}["{node.key}"]'
         return "…"
 
     return text(expr, 0)
@@ -75,6 +109,17 @@ def _nodes(node: object) -> Iterator[object]:
         for item in value if isinstance(value, tuple) else (value,):
             if hasattr(item, "span") and not isinstance(item, ast.UnitExpr):
                 yield from _nodes(item)
+
+
+def _record_of(node: ast.Expr, records: dict[str, Record]) -> Record | None:
+    """The chip, slice or axis a field's target names (``h100``, ``tpu_v5p["4x4x4"]``), if it is one."""
+    if isinstance(node, ast.Name):
+        return records.get(node.name)
+    if isinstance(node, ast.Index):
+        owner = _record_of(node.target, records)
+        found = owner.slicer(node.key) if owner is not None and owner.slicer is not None else None
+        return found if isinstance(found, Record) else None
+    return None
 
 
 def _fields_used(expr: ast.Expr) -> list[ast.Field]:
@@ -119,30 +164,41 @@ def explain(
     binding: Callable[[str], Binding | None],
     records: dict[str, Record],
     line_of: Callable[[Binding], str],
+    *,
+    shown: str | None = None,
+    aside: str = "",
+    step: Step | None = None,
 ) -> str:
-    """The derivation of ``expr`` as Markdown; ``text`` is what its spans index, ``title`` the statement."""
+    """The derivation of ``expr`` as Markdown; ``text`` is what its spans index, ``title`` the statement.
+
+    ``shown`` is the headline value (by default the value itself) and ``aside`` what follows it;
+    ``step`` is how a definition in the chain is shown (by default its name, expression and value).
+    """
 
     def source(node: ast.Expr) -> str:
         return text[node.span.start : node.span.end]
 
-    lines = [f"**`{title.strip()}`** = **{show(value)}**", ""]
+    lines = [f"**{code(title.strip())}** = **{shown if shown is not None else show(value)}**{aside}", ""]
     for call in calls:
         lines += explain_call(call, source) + [""]
     for field in _fields_used(expr):
-        chip = records.get(field.target.name) if isinstance(field.target, ast.Name) else None
+        chip = _record_of(field.target, records)
         if chip is not None and field.name in chip.fields:
-            note = f" ({chip.notes[field.name]})" if field.name in chip.notes else ""
+            note = f" ({escape(chip.notes[field.name])})" if field.name in chip.notes else ""
             lines.append(f"- `{chip.name}.{field.name}` = {format_quantity(chip.fields[field.name], 4)}: "
                          f"{chip.sources.get(field.name, '')}{note}")  # fmt: skip
-    chain = _definitions(names_used(expr), binding, line_of)
+    chain = _definitions(names_used(expr), binding, line_of, step or _plain_step)
     if chain:
-        lines += ["", "Defined as:"] + chain
+        lines += ([""] if lines[-1] else []) + ["Defined as:"] + chain
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _definitions(
-    names: list[str], binding: Callable[[str], Binding | None], line_of: Callable[[Binding], str]
-) -> list[str]:
+def _plain_step(binding: Binding) -> tuple[str, str]:
+    return f"{binding.name} = {binding.source}", show(binding.value) + unitless_note(binding.value)
+
+
+def _definitions(names: list[str], binding: Callable[[str], Binding | None], line_of: Callable[[Binding], str],
+                 step: Step) -> list[str]:  # fmt: skip
     lines: list[str] = []
     seen: set[str] = set()
     queue = list(names)
@@ -152,20 +208,88 @@ def _definitions(
         if name in seen or found is None or found.expr is None:
             continue
         seen.add(name)
-        lines.append(f"- `{name} = {found.source}` = {show(found.value)} ({line_of(found)})")
+        statement, value = step(found)
+        lines.append(f"- {code(statement)} = {value} ({line_of(found)})")
         queue += [n for n in names_used(found.expr) if n not in seen]
     return lines
 
 
+# -- derivations in a document (hover) ------------------------------------------
 def derivation_at(analysis: DocumentAnalysis, offset: int) -> str | None:
-    """The derivation of the value shown at ``offset`` (a calc statement or inline value), or None."""
-    value_result = next((v for v in analysis.values if v.span.contains(offset) and v.expr is not None), None)
-    if value_result is None or value_result.expr is None:
+    """The derivation of the value shown at ``offset`` (a calc statement or inline value), or None.
+
+    Its headline is the value as the inlay shows it (after ``-> unit`` and unit inference).
+    """
+    result = next((v for v in analysis.values if v.span.contains(offset) and v.expr is not None), None)
+    if result is None or result.expr is None:
         return None
-    problem = analysis.problem_at(value_result.span.start)
+    expr = shift_tree(result.expr, result.shift)
+    title = analysis.text[result.span.start : result.span.end]
+    if result.inline and (role := _ROLE.match(title)) is not None:
+        title = role.group(2)
+    return _derive(analysis, expr, result.span.start, title, *_headline(result))
+
+
+def check_derivation(analysis: DocumentAnalysis, check: CheckResult) -> str | None:
+    """How a check's computed side was derived (shown under its verdict), or None if it was not evaluated."""
+    if check.computed is None:
+        return None
+    expr = _computed_side(analysis, check)
+    if expr is None:
+        return None
+    title = analysis.text[expr.span.start : expr.span.end]
+    return _derive(analysis, expr, check.span.start, title, check.computed_display, unitless_note(check.computed))
+
+
+def _headline(result: ValueResult) -> tuple[str, str]:
+    """The inlay's value, and after it (when the inlay rounds) the value to 4 significant digits in its unit."""
+    shown, quantity = result.display, result.quantity
+    if quantity is None or is_array(quantity.value):
+        return shown, ""
+    if isinstance(result.display_as, tuple):
+        precise = format_in_unit(quantity, *result.display_as, 4)
+    else:
+        precise = format_quantity(quantity, 4)
+    return shown, (f" ({precise})" if precise != shown else "") + unitless_note(quantity)
+
+
+def _derive(analysis: DocumentAnalysis, expr: ast.Expr, start: int, title: str, shown: str, aside: str) -> str | None:
+    scope = _scope(analysis, start, expr)
+    evaluator = Evaluator(
+        default_registry(),
+        lambda name: scope[name].value if name in scope else analysis.records.get(name),
+        list,
+        prelude.call,
+    )
+    evaluator.trace = []
+    try:
+        with quiet_arrays():
+            value = evaluator.statement_value(expr)
+    except EvaluationError:
+        return None
+    named = {v.span.start: v for v in analysis.values if v.name is not None}
+
+    def step(binding: Binding) -> tuple[str, str]:
+        result = named.get(binding.span.start) if binding.path == analysis.path else None
+        if result is None or result.name != binding.name:
+            return _plain_step(binding)
+        return analysis.text[result.span.start : result.span.end], result.display + unitless_note(result.quantity)
+
+    def line_of(binding: Binding) -> str:
+        return f"line {analysis.line(binding.span.start)}" + (
+            f" of {binding.path}" if binding.path != analysis.path else ""
+        )
+
+    return explain(analysis.text, title, expr, value, evaluator.trace, scope.get, analysis.records, line_of,
+                   shown=shown, aside=aside, step=step)  # fmt: skip
+
+
+def _scope(analysis: DocumentAnalysis, start: int, expr: ast.Expr) -> dict[str, Binding]:
+    """The definitions visible at ``start``; the names ``expr`` uses resolve as the analysis resolved them."""
+    problem = analysis.problem_at(start)
 
     def visible(binding: Binding) -> bool:
-        if binding.span.start >= value_result.span.start:
+        if binding.span.start >= start:
             return False
         inside = analysis.problem_at(binding.span.start)
         return inside is None or inside is problem
@@ -174,19 +298,31 @@ def derivation_at(analysis: DocumentAnalysis, offset: int) -> str | None:
     for binding in analysis.bindings:
         if visible(binding):
             scope[binding.name] = binding
-    evaluator = Evaluator(
-        default_registry(),
-        lambda name: scope[name].value if name in scope else analysis.records.get(name),
-        list,
-        prelude.call,
-    )
-    evaluator.trace = []
-    expr = shift_tree(value_result.expr, value_result.shift)
-    try:
-        with quiet_arrays():
-            value = evaluator.statement_value(expr)
-    except EvaluationError:
+    low, high = expr.span.start, expr.span.end
+    for reference in analysis.references:  # a claim may use a definition below it
+        if low <= reference.span.start < high and reference.binding is not None:
+            scope[reference.name] = reference.binding
+    return scope
+
+
+def _computed_side(analysis: DocumentAnalysis, check: CheckResult) -> ast.Expr | None:
+    """The expression a check computed, parsed again from the text (None if it cannot be read)."""
+    registry = default_registry()
+
+    def is_unit(spelling: str) -> bool:
+        return spelling in registry
+
+    if check.kind == CheckKind.CALC:
+        tokens, problems = tokenize(analysis.text[check.span.start : check.span.end], check.span.start)
+        statements, _errors = parse_statements(tokens, is_unit)
+        found = statements[0] if len(statements) == 1 else None
+        return found.left if isinstance(found, ast.Check) and not problems else None
+    if check.kind == CheckKind.CODE and check.left is not None:
+        text, base = check.left, check.span.start
+    elif check.kind == CheckKind.CLAIM and (marker := _MARKER.match(analysis.text, check.span.end)) is not None:
+        text, base = marker.group(1), marker.start(1)
+    else:
         return None
-    title = analysis.text[value_result.span.start : value_result.span.end]
-    return explain(analysis.text, title, expr, value, evaluator.trace, scope.get, analysis.records,
-                   lambda b: f"line {analysis.line(b.span.start)}" + (f" of {b.path}" if b.path != analysis.path else ""))  # fmt: skip
+    tokens, problems = tokenize(text, base)
+    expr, _tolerance, problem = parse_claim_expression(tokens, is_unit)
+    return None if problems or problem else expr

@@ -15,10 +15,13 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 from scaling_core.diagnostics import make_diagnostic
 from scaling_core.document.chunks import finalize, html_block_is_open, split_chunks
 from scaling_core.document.incremental import ChunkCache
+from scaling_core.document.latex import find_math
+from scaling_core.document.problem_syntax import answer_marks, bold_problem, directive, exercise, reads_body
 from scaling_core.document.prose import TRAILING_NUMBER
 from scaling_core.document.regions import (
     CalcRegion,
@@ -26,7 +29,6 @@ from scaling_core.document.regions import (
     ClaimRegion,
     CodeSpanRegion,
     Extraction,
-    ProblemStart,
     PythonRegion,
 )
 from scaling_core.text import LineIndex, Span
@@ -40,7 +42,9 @@ _HIDDEN_CALC = re.compile(r"\s*calc[ \t]*(?:\r\n|\r|\n|\Z)")
 _PROBLEM_MARK = re.compile(r"\s*problem\s*:\s*(.*?)\s*$", re.S)
 _PROBLEM_END = re.compile(r"\s*/problem\s*$")
 _MARGIN = re.compile(r"\s*margin\s*:\s*(ignore|off|on)\b\s*(.*?)\s*$", re.S)
-_BOLD_PROBLEM = re.compile(r"\*\*((?:Question|Problem|Exercise)(?:\s+[\w.]+)?\s*(?:\[([^\]]*)\])?\s*:?)\s*\*\*")
+#: A comment that holds HTML (``<!-- <b>old</b> -->``, ``<!-- </span> -->``) or starts with an arrow
+#: (``<!-- <- check -->``): not a claim, even after a number.
+_HTML_COMMENT = re.compile(r"\s*<(?:/?[A-Za-z][^>]*>|!|-)")
 _BACKTICKS = re.compile(r"`+")
 _EMPHASIS_TAIL = re.compile(r"[*_]+$")
 
@@ -72,28 +76,33 @@ class _Extractor:
         return starts[line] if line < len(starts) else len(self.text)
 
     def run(self) -> ChunkScan:
-        tokens = _block_parser().parse(self.text)
-        section_level = 0
+        self.walk(_block_parser().parse(self.text), 0, 0, top=True)
+        return self.out
+
+    def walk(self, tokens: list[Token], shift: int, section_level: int, *, top: bool) -> None:
+        """Read block tokens whose line 0 is line ``shift`` (``top``: not in a directive's body)."""
         for position, token in enumerate(tokens):
             if token.map is None:
                 continue
-            first, last = token.map
+            first, last = token.map[0] + shift, token.map[1] + shift
             if token.type == "heading_open":
                 section_level = int(token.tag[1])
-                self.out.headings.append((self.line_offset(first), section_level))
+                if top:
+                    self.out.headings.append((self.line_offset(first), section_level))
             elif token.type == "fence":
-                self.fence(token.info.strip(), first, last, token.markup)
-                if not self.fence_closed(first, last, token.markup):
+                self.fence(token.info.strip(), first, last, token.markup, section_level)
+                if top and not self.fence_closed(first, last, token.markup):
                     self.out.open_at_end = True
             elif token.type == "html_block":
                 self.scan_inline(first, last)
-                if html_block_is_open(token.content):
+                if top and html_block_is_open(token.content):
                     self.out.open_at_end = True
             elif token.type == "inline":
                 self.scan_inline(first, last)
                 if tokens[position - 1].type == "paragraph_open":
-                    self.maybe_problem(first, section_level)
-        return self.out
+                    problem = bold_problem(self.index.line_text(first), self.line_offset(first), section_level)
+                    if problem is not None:
+                        self.out.bold_starts.append(problem)
 
     # -- fenced blocks -------------------------------------------------------
     def fence_closed(self, first: int, last: int, markup: str) -> bool:
@@ -101,7 +110,11 @@ class _Extractor:
         closing = self.index.line_text(last - 1).lstrip(" >\t").rstrip()
         return last - 1 > first and closing.startswith(markup) and closing.strip(markup[0]) == ""
 
-    def fence(self, info: str, first: int, last: int, markup: str) -> None:
+    def fence(self, info: str, first: int, last: int, markup: str, section_level: int) -> None:
+        named = directive(info)
+        if named is not None:
+            self.directive(*named, first, last, markup, section_level)
+            return
         words = info.split()
         if not words or "calc" not in words[:2]:
             return
@@ -128,6 +141,27 @@ class _Extractor:
                 make_diagnostic("S002", f"unterminated calc block: add a closing {markup} line", opener)
             )
 
+    def directive(self, name: str, argument: str, first: int, last: int, markup: str, level: int) -> None:
+        """A MyST directive fence: its body is read like any text; ``{exercise}`` and ``{solution}`` make problems."""
+        opener = self.index.line_text(first)
+        indent = len(opener) - len(opener.lstrip(" "))
+        if indent > 3 or opener.lstrip().startswith(">"):
+            return  # indented or quoted: its body is not read
+        closed = self.fence_closed(first, last, markup)
+        content_end = last - 1 if closed else last
+        start = self.line_offset(first)
+        if name == "exercise":
+            body = [self.index.line_text(line) for line in range(first + 1, content_end)]
+            title_span = Span(start + indent, start + len(opener.rstrip()))
+            self.out.bold_starts.append(exercise(argument, body, start, title_span, level))
+        elif name == "solution":
+            self.out.answer_marks.append((True, start))
+        if reads_body(name) and content_end > first + 1:
+            body_text = self.text[self.line_offset(first + 1) : self.line_offset(content_end)]
+            self.walk(_block_parser().parse(body_text), first + 1, level, top=False)
+        if name == "solution" and closed:
+            self.out.answer_marks.append((False, self.index.line_end(last - 1)))
+
     # -- inline text and comments ---------------------------------------------
     def scan_inline(self, first: int, last: int) -> None:
         if (first, last) in self.scanned:
@@ -136,12 +170,22 @@ class _Extractor:
         start = self.line_offset(first)
         end = self.index.line_end(last - 1)
         chunk = self.text[start:end]
+        answers = "details" in chunk
+        math = "$" in chunk or "\\(" in chunk or "\\[" in chunk  # LaTeX math (latex.py)
         if "`" not in chunk and "<!--" not in chunk:
+            if answers:
+                self.out.answer_marks += answer_marks(chunk, start)
+            if math:
+                self.out.regions.extend(find_math(chunk, start))
             return
         code_spans = self.code_spans(chunk, start)
         masked = _mask(chunk, [(s.span.start - start, s.span.end - start) for s in code_spans])
+        if math:
+            self.out.regions.extend(find_math(masked, start))
         for match in _COMMENT.finditer(masked):
             self.comment(match, chunk, start)
+        if answers:
+            self.out.answer_marks += answer_marks(_COMMENT.sub(lambda m: " " * len(m.group()), masked), start)
 
     def code_spans(self, chunk: str, base: int) -> list[CodeSpanRegion]:
         found: list[CodeSpanRegion] = []
@@ -191,7 +235,7 @@ class _Extractor:
             rest = mark.group(2).strip()
             codes = frozenset(re.split(r"[\s,]+", rest)) - {""} if rest else None
             self.out.margin_marks.append((mark.group(1), span, codes))
-        elif (op := _CLAIM_OP.match(body)) is not None and not body.lstrip().startswith("<"):
+        elif (op := _CLAIM_OP.match(body)) is not None and not _HTML_COMMENT.match(body):
             self.claim(chunk, match, base, op)
 
     def hidden_calc(self, body: str, body_offset: int, span: Span, terminated: bool) -> None:
@@ -249,21 +293,6 @@ class _Extractor:
                 marker,
             )
         )
-
-    # -- problems ------------------------------------------------------------
-    def maybe_problem(self, line: int, level: int) -> None:
-        start = self.line_offset(line)
-        raw = self.index.line_text(line)
-        stripped = raw.lstrip(" >\t")
-        head = _BOLD_PROBLEM.match(stripped)
-        if head is None:
-            return
-        column = len(raw) - len(stripped)
-        title_span = Span(start + column, start + column + head.end())
-        label = head.group(1).rstrip(": ")
-        ident = label.split("[")[0].strip()
-        title = (head.group(2) or "").strip() or ident
-        self.out.bold_starts.append(ProblemStart(start, title_span, ident, title, level))
 
 
 _LAST_DIGIT = re.compile(r"\d(?=\D*$)")

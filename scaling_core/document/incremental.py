@@ -7,7 +7,9 @@ diagnostics, definitions, references — are recorded relative to its start
 and replayed, shifted, when a later analysis meets the same key.  So an edit
 re-evaluates the changed regions and those whose inputs changed: exactly its
 dependents.  Regions with ``import`` or an unknown name are always evaluated
-(:attr:`Effects.replayable`).  The cache keeps only what the latest analysis
+(:attr:`Effects.replayable`); a claim or inline value that met an unknown
+name is remembered as waiting (it may read a name defined below, see
+``forward.py``).  The cache keeps only what the latest analysis
 used, so it never grows past one document.  The driver (``analysis.py``)
 asks the cache before it asks the interpreter to evaluate a region.
 
@@ -98,6 +100,9 @@ class RegionCache:
         self.chunks = ChunkCache()
         self._entries: dict[tuple[Any, ...], Effects] = {}
         self._next: dict[tuple[Any, ...], Effects] = {}
+        #: Keys of claims and inline values that met an unknown name where they stand (see ``forward.py``).
+        self._waiting: set[tuple[Any, ...]] = set()
+        self._next_waiting: set[tuple[Any, ...]] = set()
         self._config: object = None
         self.evaluated = 0
         self.reused = 0
@@ -108,20 +113,25 @@ class RegionCache:
         """Start an analysis; settings changes invalidate everything."""
         if config != self._config:
             self._entries = {}
+            self._waiting = set()
             self._config = config
         self._next = {}
+        self._next_waiting = set()
         self.evaluated = self.reused = self.statements = 0
         self.chunks.begin()
 
     def end(self) -> None:
         """Keep only the entries this analysis used."""
         self._entries, self._next = self._next, {}
+        self._waiting, self._next_waiting = self._next_waiting, set()
         self.chunks.end()
 
     def abandon(self) -> None:
         """An analysis stopped part-way: keep the old entries and the ones it made."""
         self._entries.update(self._next)
         self._next = {}
+        self._waiting |= self._next_waiting
+        self._next_waiting = set()
         self.chunks.abandon()
 
     def get(self, key: tuple[Any, ...]) -> Effects | None:
@@ -138,6 +148,18 @@ class RegionCache:
         if found is not None:
             self.reused += 1
         return found
+
+    def waiting(self, key: tuple[Any, ...]) -> bool:
+        """Whether the region of ``key`` met an unknown name with these inputs before (and so waits again)."""
+        if key in self._waiting or key in self._next_waiting:
+            self._next_waiting.add(key)
+            self.reused += 1
+            return True
+        return False
+
+    def mark_waiting(self, key: tuple[Any, ...]) -> None:
+        """Remember that the region of ``key`` met an unknown name with these inputs."""
+        self._next_waiting.add(key)
 
     def put(self, key: tuple[Any, ...], effects: Effects) -> None:
         """Record a freshly evaluated region's effects, unless they may not be replayed (:attr:`Effects.replayable`)."""

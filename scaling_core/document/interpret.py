@@ -19,14 +19,16 @@ from scaling_core.diagnostics import make_diagnostic
 from scaling_core.document.checking import Checking
 from scaling_core.document.effects import Effects, Imported, Recording, Results
 from scaling_core.document.incremental import fingerprint
-from scaling_core.document.regions import CalcRegion, CodeSpanRegion, Region
+from scaling_core.document.latex import read_math
+from scaling_core.document.regions import CalcRegion, CodeSpanRegion, MathRegion, Region
 from scaling_core.document.results import Binding, CheckKind, Reference, ValueResult
 from scaling_core.document.scope import RegionScope, Scope
 from scaling_core.expr import syntax as ast
+from scaling_core.expr.chain import read_code_span
 from scaling_core.expr.evaluator import Evaluator
 from scaling_core.expr.lexer import tokenize, tokenize_lines
-from scaling_core.expr.parser import parse_chain, parse_statements
-from scaling_core.expr.values import EvaluationError, Limits, Record, Value, describe_unit
+from scaling_core.expr.parser import parse_statements
+from scaling_core.expr.values import EvaluationError, Limits, Record, Value, describe_unit, unknown_value
 from scaling_core.text import Span
 from scaling_core.units.display import format_quantity
 from scaling_core.units.quantity import Quantity, UnitError, convert_dim
@@ -74,11 +76,16 @@ class Interpreter(Checking):
         self.evaluator = None  # type: ignore[assignment]
 
     # -- a region: evaluate, then apply ----------------------------------------
-    def evaluate(self, region: Region, scope: Scope) -> Effects:
-        """Evaluate one region against ``scope``, which stays as it is: the region's effects."""
-        if isinstance(region, CodeSpanRegion) and not (region.role or "=" in region.text or "≈" in region.text):
+    def evaluate(self, region: Region, scope: Scope, *, quiet: bool = False) -> Effects:
+        """Evaluate one region against ``scope``, which stays as it is: the region's effects.
+
+        ``quiet``: an unknown name gets no did-you-mean (see :meth:`RegionScope.begin`).
+        """
+        if isinstance(region, CodeSpanRegion) and not (
+            region.role or "=" in region.text or "≈" in region.text or "~" in region.text
+        ):
             return Effects(region.span.start, (), (), (), (), ())  # ordinary code (most code spans): nothing to check
-        self.region_scope.begin(scope)
+        self.region_scope.begin(scope, quiet=quiet)
         out = self.out
         out.problem = scope.problem
         try:
@@ -88,21 +95,31 @@ class Interpreter(Checking):
             if isinstance(region, CodeSpanRegion):
                 self.evaluate_code_span(region)
                 return out.effects(region.span.start)
+            if isinstance(region, MathRegion):
+                for equation in read_math(region, self.is_unit):  # LaTeX math: checked as code-span chains
+                    self.check_chain(equation)
+                return out.effects(region.span.start)
             self.check_claim(region)
             return out.effects(region.number_span.start)
         except BaseException:
             out.effects(0)  # a failure that is not the draft's: leave the recording empty for the next region
             raise
 
-    def apply(self, effects: Effects, delta: int, *, replayed: bool = True) -> None:
+    def apply(
+        self, effects: Effects, delta: int, *, replayed: bool = True, view: Scope | None = None
+    ) -> tuple[Binding, ...]:
         """Add a region's effects to the results and the scope, ``delta`` further on than recorded.
 
         Effects just evaluated (``replayed=False``) go in as they are; replayed
-        ones are moved, and their references re-resolved against the scope now.
+        ones are moved, and their references re-resolved against the scope now
+        (or against ``view``, the names a forward reference was evaluated with).
+        Returns the region's definitions as added.
         """
-        bindings = self.results.add(effects, delta, self.scope.binding if replayed else None)
+        resolve = (view or self.scope).binding if replayed else None
+        bindings = self.results.add(effects, delta, resolve)
         if bindings or effects.imports:
             self.scope.add(bindings, effects.imports)
+        return bindings
 
     # -- calc blocks -------------------------------------------------------------
     def evaluate_calc_block(self, region: CalcRegion) -> None:
@@ -134,9 +151,21 @@ class Interpreter(Checking):
                 self.check_calc(statement)
         except EvaluationError as failure:
             out.diagnostics.append(failure.diagnostic)
+            if isinstance(statement, ast.Definition) and failure.diagnostic.code == "T003":  # nor are its uses
+                reason = failure.diagnostic.message.removeprefix("untested: ").split(" is not known: ", 1)[-1]
+                self.define(statement.name, unknown_value(statement.name, reason), statement.name_span, statement.expr)
             if isinstance(statement, ast.Check):
                 out.record_skip(CheckKind.CALC, statement.span, statement.op, self.source(statement.right.span))
         self.keep_hints(hints_before)
+
+    def run_inline(self, statement: ast.Show) -> None:
+        """Run an inline value's expression; as in claims, a bare word is a name before it is a unit."""
+        try:
+            self.names_before_units(statement.expr)
+        except EvaluationError as failure:
+            self.out.diagnostics.append(failure.diagnostic)
+            return
+        self.run_statement(statement)
 
     def run_import(self, statement: ast.Import) -> None:
         """Bring in the names another draft exports (a failed import still counts as one)."""
@@ -178,17 +207,16 @@ class Interpreter(Checking):
 
     # -- code spans --------------------------------------------------------------
     def evaluate_code_span(self, region: CodeSpanRegion) -> None:
-        """Check a code span (``expr = value`` chains) or show a ``{calc}`` role's value.
+        """Check a code span's equations (``expr = value`` chains, see ``expr/chain.py``) or show a ``{calc}`` role's value.
 
-        :meth:`evaluate` sends only the code spans that may be either (a role, or text with ``=`` or ``≈``).
+        :meth:`evaluate` sends only the code spans that may be either (a role, or text with ``=``, ``≈`` or ``~``).
         """
+        if not region.role:
+            for equation in read_code_span(region.text, region.content_span.start, self.is_unit):
+                self.check_chain(equation)
+            return
         tokens, problems = tokenize(region.text, region.content_span.start)
         if problems:
-            return
-        if not region.role:
-            links = parse_chain(tokens, self.is_unit)
-            if links is not None:
-                self.check_chain(region, links)
             return
         statements, problems = parse_statements(tokens, self.is_unit)
         if problems or len(statements) != 1 or not isinstance(statements[0], ast.Show):
@@ -197,7 +225,7 @@ class Interpreter(Checking):
             )
             return
         hints_before = len(self.evaluator.hints)
-        self.run_statement(statements[0])
+        self.run_inline(statements[0])
         values = self.out.values
         if values and values[-1].span == statements[0].span:
             last = values.pop()

@@ -39,7 +39,8 @@ class ProseNumber:
     """A prose number: its value before the unit, precision and unit text."""
 
     value: float
-    #: One unit in the last printed digit, on the same scale as ``value``.
+    #: One unit in the last printed digit, on the same scale as ``value``; a whole
+    #: number's trailing zeros are not digits (``32,000`` -> 1000, ``140.0`` -> 0.1).
     ulp: float
     unit: str
 

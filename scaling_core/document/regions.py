@@ -43,6 +43,15 @@ class ClaimRegion:
 
 
 @dataclass(frozen=True, slots=True)
+class MathRegion:
+    """LaTeX math (``$…$``, ``$$…$$``, ``\\(…\\)``, ``\\[…\\]``); read only with the ``latex_math`` setting."""
+
+    span: Span
+    content_span: Span
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class ProblemRegion:
     """A problem's extent with its title span."""
 
@@ -71,7 +80,7 @@ class Suppression:
     end: int
 
 
-Region = CalcRegion | CodeSpanRegion | ClaimRegion
+Region = CalcRegion | CodeSpanRegion | ClaimRegion | MathRegion
 
 
 @dataclass
@@ -100,6 +109,8 @@ class ChunkScan:
     margin_marks: list[tuple[str, Span, frozenset[str] | None]] = field(default_factory=list)
     #: Whether a fence or HTML block is still open at the chunk's end (it would run into the next).
     open_at_end: bool = False
+    #: Answer blocks: (True, where one opens) and (False, the end of the line that closes one), in order.
+    answer_marks: list[tuple[bool, int]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from scaling_core.diagnostics import Diagnostic
 from scaling_core.expr.syntax import Expr
 from scaling_core.expr.values import Record, Value
 from scaling_core.text import LineIndex, Span, holding
-from scaling_core.units.display import format_in_unit, format_quantity
+from scaling_core.units.display import format_computed, format_in_unit, format_quantity
 from scaling_core.units.quantity import Quantity
 
 
@@ -128,10 +128,10 @@ class CheckResult:
 
     @property
     def computed_display(self) -> str:
-        """The computed value as shown in messages (4 significant digits)."""
+        """The computed value as shown in messages (4 significant digits); ``3200 (no unit)`` without a unit."""
         text = self.__dict__.get("_computed_display")
         if text is None:
-            text = format_quantity(self.computed, 4) if self.computed is not None else ""
+            text = format_computed(self.computed, self.claimed, 4) if self.computed is not None else ""
             object.__setattr__(self, "_computed_display", text)  # a cache, not state
         return text
 

@@ -82,7 +82,7 @@ class Scope:
 class RegionScope:
     """A :class:`Scope` as one region's evaluation sees it: the scope plus the region's names so far."""
 
-    __slots__ = ("scope", "own", "own_top_level", "_imported", "local", "top_level", "records")
+    __slots__ = ("scope", "own", "own_top_level", "_imported", "local", "top_level", "records", "quiet")
 
     def __init__(self, scope: Scope) -> None:
         #: The region's definitions (into the current scope).
@@ -90,14 +90,17 @@ class RegionScope:
         self._imported: dict[str, Binding] = {}
         self.begin(scope)
 
-    def begin(self, scope: Scope) -> None:
+    def begin(self, scope: Scope, *, quiet: bool = False) -> None:
         """Start a region's evaluation over ``scope``, with no names of its own yet.
 
         The interpreter keeps one region scope and begins it anew for each
         region: its evaluator's lookups stay bound to it, and no new objects
         are made per region (the cyclic collector counts every one).
+        ``quiet`` offers no names for did-you-mean (a region whose unknown
+        name may be defined below is evaluated again before it is reported).
         """
         self.scope = scope
+        self.quiet = quiet
         if self.own:
             self.own.clear()
         if self._imported:
@@ -133,6 +136,8 @@ class RegionScope:
 
     def visible_names(self) -> list[str]:
         """Every name visible here (for did-you-mean), in the order the scope will hold them."""
+        if self.quiet:
+            return []
         top_level = {**self.top_level, **self.own_top_level} if self.own_top_level else self.top_level
         local = {**self.local, **self.own} if self.local is not None else {}
         return [*top_level, *local, *self.records]

@@ -14,7 +14,15 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from scaling_core.diagnostics import Diagnostic, Fix, Related
-from scaling_core.document.regions import CalcRegion, ChunkScan, ClaimRegion, CodeSpanRegion, PythonRegion, Region
+from scaling_core.document.regions import (
+    CalcRegion,
+    ChunkScan,
+    ClaimRegion,
+    CodeSpanRegion,
+    MathRegion,
+    PythonRegion,
+    Region,
+)
 from scaling_core.document.results import Binding, CheckResult, Reference, ValueResult
 from scaling_core.text import Span
 
@@ -110,6 +118,8 @@ def shift_region(region: Region | PythonRegion, delta: int) -> Region | PythonRe
         return ClaimRegion(shift_span(region.number_span, delta), region.number_text, unit, region.op,
                            shift_span(region.op_span, delta), region.expr_text, region.expr_offset + delta,
                            shift_span(region.marker_span, delta))  # fmt: skip
+    if type(region) is MathRegion:
+        return MathRegion(shift_span(region.span, delta), shift_span(region.content_span, delta), region.text)
     assert type(region) is PythonRegion
     return PythonRegion(shift_span(region.span, delta), shift_span(region.info_span, delta))
 
@@ -127,4 +137,5 @@ def shift_scan(scan: ChunkScan, delta: int) -> ChunkScan:
         [(kind, shift_span(span, delta), ident) for kind, span, ident in scan.problem_marks],
         [(kind, shift_span(span, delta), codes) for kind, span, codes in scan.margin_marks],
         scan.open_at_end,
+        [(opens, offset + delta) for opens, offset in scan.answer_marks],
     )

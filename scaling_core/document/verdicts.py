@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import re
 from typing import TypeVar
 
 from scaling_core.diagnostics import Diagnostic, Fix, Related, make_diagnostic
@@ -19,8 +20,17 @@ from scaling_core.document.results import (
 from scaling_core.expr.compare import Outcome
 from scaling_core.text import Span
 from scaling_core.units.arrays import is_array, largest
-from scaling_core.units.display import format_magnitude, format_quantity
+from scaling_core.units.display import (
+    format_computed,
+    format_magnitude,
+    format_number,
+    format_quantity,
+    format_unitless,
+)
 from scaling_core.units.quantity import Quantity
+
+#: A claim's leading number (``13`` in ``13ms``); what follows is its unit as written.
+_LEADING_NUMBER = re.compile(r"\s*[-+−]?(?:\d[\d,_]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 
 #: Enum members looked up once (``CheckStatus.PASS`` costs ~0.3 µs on Python 3.11; this runs per check).
 _PASS, _WARN, _FAIL = CheckStatus.PASS, CheckStatus.WARN, CheckStatus.FAIL
@@ -41,18 +51,20 @@ class CheckReporting:
         status = _PASS if outcome.passed else (_WARN if outcome.implied else _FAIL)
         message = None  # a pass's message is built when first read (CheckResult.message)
         if status is _WARN:
-            plain = format_magnitude(outcome.computed.value, 1.0, 4)
-            what = check_subject(left, plain)
-            if outcome.unannotated:
-                what += " with no unit"
+            value = outcome.computed.value
+            what = check_subject(
+                left, format_unitless(value, 4) if outcome.unannotated else format_magnitude(value, 1.0, 4)
+            )
             message = f"{what}: it matches the claim {claim} only if read as {outcome.implied}; write the unit"
             self.diagnostics.append(make_diagnostic("U005", message, at))
         elif status is _FAIL:
-            subject = check_subject(left, format_quantity(outcome.computed, 4))
+            subject = check_subject(left, format_computed(outcome.computed, outcome.claimed, 4))
             below, above = (format_quantity(Quantity(largest(x), outcome.claimed.dim), 2) for x in outcome.allowance)
             window = f"±{above}" if below == above else f"-{below}/+{above}"
             tolerance = f" (tolerance {window})" if op in ("=", "==", "≈", "~=") else ""
             message = f"{subject}, not {op} {claim}{tolerance}"
+            if outcome.nearest is not None:
+                message += "; " + nearest_reading(claim, *outcome.nearest, outcome.claimed)
             notes = (f"off by {outcome.slip}",) if outcome.slip else ()
             fixes = self.fixes(kind, claim, outcome, at)
             self.diagnostics.append(make_diagnostic("C001", "check failed: " + message, at, notes=notes, fixes=fixes))
@@ -64,6 +76,11 @@ class CheckReporting:
         """The quick fix for a wrong prose claim: the computed value in the claim's style."""
         if kind != CheckKind.CLAIM or is_array(outcome.computed.value):
             return ()
+        computed = outcome.computed
+        if computed.dim != outcome.claimed.dim:  # no unit: only its reading in the claim's own unit passes
+            if outcome.nearest is None or outcome.nearest[0] is not None:
+                return ()
+            computed = outcome.nearest[1]
         match = TRAILING_NUMBER.search(claim)
         if match is None:
             return ()
@@ -71,13 +88,34 @@ class CheckReporting:
         scale = outcome.claimed.value / number.value if number.value else 1.0
         if not scale:
             return ()
-        text = restyle(float(outcome.computed.value) / scale, match.group("num") + (match.group("exp") or ""))
+        text = restyle(float(computed.value) / scale, match.group("num") + (match.group("exp") or ""))
         replacement = text + claim[match.end("exp") if match.group("exp") else match.end("num") :]
         return (Fix(f"Replace {claim} with {replacement}", at, replacement),)
 
     def record_skip(self, kind: CheckKind, span: Span, op: str, claim: str) -> None:
         """Record a check that could not be evaluated (its error is reported separately)."""
         self.checks.append(CheckResult(kind, span, CheckStatus.SKIP, op, claim, None, "not evaluated", self.problem))
+
+
+def nearest_reading(claim: str, unit: str | None, reading: Quantity, claimed: Quantity) -> str:
+    """How a plain number that fails reads nearest its claim: ``as GB/s it is 3.2 TB/s, 1/8 of the claim``.
+
+    ``unit`` None is the claim's own unit, named as the claim writes it (``ms`` in ``13ms``).
+    """
+    if unit is None:
+        match = _LEADING_NUMBER.match(claim)
+        unit = claim[match.end() :].strip() if match else ""
+    where = f"as {unit}" if unit else "in the claim's unit"
+    if is_array(reading.value) or is_array(claimed.value):
+        return f"{where} it is {format_quantity(reading, 4)}"  # a sweep: no single ratio
+    ratio = float(reading.value) / float(claimed.value)  # both nonzero: compare chose this reading
+    if ratio <= 0:
+        return f"{where} it is {format_quantity(reading, 4)}"  # opposite signs: no share to speak of
+    if ratio < 1 / 1.5:
+        share = f"1/{format_number(1 / ratio, 3)} of the claim"
+    else:
+        share = f"{format_number(ratio, 3)}× the claim"
+    return f"{where} it is {format_quantity(reading, 4)}, {share}"
 
 
 # -- problems ----------------------------------------------------------------

@@ -7,14 +7,21 @@
 * ``± 5%`` / ``± 2 ms`` are explicit.
 * ``< ≤ > ≥`` compare exactly.  Sweeps must hold for every element.
 
-When a unitless side misses its claim but would match if read with a prefix
-the author did not write (``8960 * 96 = 860TB``: the 96 was GB), or the claim's
-decimal prefix read as binary matches (``160kB`` meaning KiB), the outcome is
-a warning naming the implied unit, neither a pass nor a failure.
+A plain number (no unit at all) compared with a claim that has one is read
+in SI base units (``2 * 4096 * 4096 = 33.5MB`` counts bytes) or in the claim's
+unit as written, the unit the author carried from the line before
+(``23 / 2 = 11.5ms``); either reading passes quietly.  When it misses its
+claim but would match if read with a prefix the author did not write
+(``8960 * 96 = 860TB``: the 96 was GB), or the claim's decimal prefix read as
+binary matches (``160kB`` meaning KiB), the outcome is a warning naming the
+implied unit, neither a pass nor a failure.  A plain number that neither
+passes nor warns keeps no unit (it is shown as ``3200 (no unit)``) and the
+outcome names the reading nearest the claim (``as GB/s: 3.2 TB/s``).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -33,6 +40,8 @@ _BASE_SYMBOL = {
     dimension.pack({"information": 1, "time": -1}): "B/s",
     dimension.pack({"computation": 1, "time": -1}): "FLOP/s",
 }
+#: A plain number that fails names its nearest reading only when that is within this factor of the claim.
+_NEAREST_WITHIN = 1000.0 * (1 + 1e-9)
 #: Ratios that betray a classic slip, with what they usually mean.
 _SLIPS = (
     (2.0, "a factor of 2 (keys and values? one-way vs bidirectional? bf16 bytes?)"),
@@ -49,15 +58,22 @@ _SLIPS = (
 def last_digit_unit(text: str) -> float:
     """The value of one unit in the last printed digit of a number's text.
 
-    ``188`` -> 1, ``1.7e7`` -> 1e6, ``0.91`` -> 0.01, ``32,000`` -> 1.
+    ``188`` -> 1, ``1.7e7`` -> 1e6, ``0.91`` -> 0.01.  Trailing zeros of an
+    integer (or of an integer mantissa) are not significant: ``140`` -> 10,
+    ``32,000`` -> 1000, ``400e12`` -> 1e14; a decimal point makes them count
+    (``140.`` -> 1, ``140.0`` -> 0.1), and ``0`` is precise to 1.
     Magnitude suffixes and units are applied by the caller.
     """
     match = _MANTISSA.match(text.replace(",", "").replace("_", ""))
     if not match:
         return 0.0
-    decimals = len(match.group(2) or "")
+    integer, fraction = match.group(1), match.group(2)
     exponent = int(match.group(3) or 0)
-    return float(f"1e{exponent - decimals}")  # 0.0 or inf at the extremes, never OverflowError
+    if fraction is None:  # no decimal point: the integer's trailing zeros are placeholders
+        digits = integer.lstrip("0")
+        exponent += len(digits) - len(digits.rstrip("0"))
+        return float(f"1e{exponent}")
+    return float(f"1e{exponent - len(fraction)}")  # 0.0 or inf at the extremes, never OverflowError
 
 
 @dataclass(frozen=True)
@@ -74,6 +90,9 @@ class Outcome:
     slip: str | None
     #: The computed side carried no unit of its own (its unit was inferred).
     unannotated: bool = False
+    #: A plain number that neither passed nor warned: the reading nearest the claim, as
+    #: (unit name, or None for the claim's own unit as written; the value so read).
+    nearest: tuple[str | None, Quantity] | None = None
 
 
 def compare(
@@ -93,16 +112,26 @@ def compare(
     """
     dim, _free = unify(computed, claimed, "compare")
     unannotated = computed.free
-    computed = Quantity(computed.value, dim, computed.free and claimed.free, computed.label)
+    # A number with no unit at all against a claim with one: its unit comes from the claim.
+    plain = unannotated and computed.dim == 0 and dim != 0
+    value = computed.value
     claimed = Quantity(claimed.value, dim, claimed.free, claimed.label)
     allowance = _allowance(op, claimed, ulp, relative_tolerance, explicit_relative, explicit_absolute)
-    passed = _holds(computed.value, op, claimed.value, allowance)
-    implied = None
-    slip = None
+    passed = _holds(value, op, claimed.value, allowance)
+    if not passed and plain and claim_unit_factor != 1.0:
+        # The unit the author carried from the line before: ``23 / 2 = 11.5ms``.
+        passed = _holds(value * claim_unit_factor, op, claimed.value, allowance)
+        value = value * claim_unit_factor if passed else value
+    computed = Quantity(value, dim, computed.free and claimed.free, computed.label)
+    implied = nearest = slip = None
     if not passed and op in _EQUALITY:
         implied = _implied_prefix(computed, unannotated, claimed, op, allowance, dim, claim_unit_factor)
-        slip = _slip(computed.value, claimed.value)
-    return Outcome(passed, implied, computed, claimed, allowance, slip, unannotated)
+    if not passed and plain:
+        computed = Quantity(value, 0, True, computed.label)  # shown as it is: a number with no unit
+        nearest = None if implied else _nearest_reading(value, dim, claimed.value, claim_unit_factor)
+    if not passed and op in _EQUALITY:
+        slip = _slip(nearest[1].value if nearest else value, claimed.value)
+    return Outcome(passed, implied, computed, claimed, allowance, slip, unannotated, nearest)
 
 
 def _allowance(
@@ -124,11 +153,13 @@ def _allowance(
         return explicit_relative * reference, explicit_relative * reference
     floor = 1e-9 * reference
     largest = numpy().maximum if is_array(reference) else max
-    if op == "≈":
-        width = largest(largest(ulp, floor), relative_tolerance * reference)
-        return width, width
     # Rounding puts the true value within half a digit either side; truncation
-    # puts it up to one digit beyond the claim (away from zero).
+    # puts it up to one digit beyond the claim (away from zero).  ``≈`` widens
+    # that window to the relative tolerance, never to a whole digit below: with
+    # trailing zeros not significant, ``≈ 20`` must not accept 10 (a lost 2×).
+    if op == "≈":
+        relative = relative_tolerance * reference
+        return largest(largest(ulp / 2, floor), relative), largest(largest(ulp, floor), relative)
     return largest(ulp / 2, floor), largest(ulp, floor)
 
 
@@ -162,7 +193,9 @@ def _implied_prefix(
 ) -> str | None:
     symbol = _BASE_SYMBOL.get(dim)
     if unannotated and symbol:
-        for power in (1, 2, 3, 4, -1, -2, -3):
+        # Only prefixes authors use: ms/µs/ns for time (nobody writes ks), kB..TB/s for the rest.
+        powers = (-1, -2, -3) if symbol == "s" else (1, 2, 3, 4)
+        for power in powers:
             for base, names in ((1000.0, _DECIMAL_NAMES), (1024.0, _BINARY_NAMES)):
                 if power not in names:
                     continue
@@ -178,6 +211,29 @@ def _implied_prefix(
                 if _holds(computed.value, op, rescaled, widened):
                     return f"{name}{symbol} (the claim's {_DECIMAL_NAMES[power]}{symbol} read as binary)"
     return None
+
+
+def _nearest_reading(
+    value: object, dim: int, claimed: object, claim_factor: float
+) -> tuple[str | None, Quantity] | None:
+    """The reading of a plain number nearest the claim: in the claim's own unit, or with a decimal prefix."""
+    a, b = typical(value), typical(claimed)
+    if not (a > 0 and b > 0 and math.isfinite(a) and math.isfinite(b)):
+        return None
+    readings: list[tuple[str | None, float]] = []
+    if 0 < claim_factor < math.inf:  # first, so it wins a tie: the unit the claim writes
+        readings.append((None, claim_factor))
+    symbol = _BASE_SYMBOL.get(dim)
+    if symbol:  # the prefixes authors use: ns to s for times, up to P for bytes, FLOPs and rates
+        powers = range(-3, 1) if symbol == "s" else range(6)
+        readings += [(_DECIMAL_NAMES.get(power, "") + symbol, 1000.0**power) for power in powers]
+    else:
+        readings.append((dimension.base_unit_name(dim), 1.0))
+    distance = math.log(a) - math.log(b)
+    name, factor = min(readings, key=lambda reading: abs(distance + math.log(reading[1])))  # the first of equals
+    if abs(distance + math.log(factor)) > math.log(_NEAREST_WITHIN):
+        return None  # no reading comes close: naming one would not help
+    return name, Quantity(value * factor, dim)  # type: ignore[operator]
 
 
 def _slip(computed: object, claimed: object) -> str | None:

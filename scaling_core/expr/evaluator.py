@@ -31,7 +31,8 @@ from scaling_core.expr.values import (
 from scaling_core.text import Span
 from scaling_core.units import dimension
 from scaling_core.units.arrays import is_array, numpy
-from scaling_core.units.quantity import Quantity, UnitError, scalar
+from scaling_core.units.display import format_quantity
+from scaling_core.units.quantity import Quantity, UnitError, convert_dim, scalar
 from scaling_core.units.registry import Unit, UnitRegistry
 
 #: How the evaluator evaluates a call: ``call(evaluator, node)`` (see :mod:`scaling_core.prelude`).
@@ -66,6 +67,8 @@ class Evaluator:
         """Evaluate ``expr`` and require a quantity (not a record)."""
         value = self.value(expr)
         if not isinstance(value, Quantity):
+            if isinstance(value, Record) and "" in value.unknown:
+                raise self.fail("T003", f"untested: '{value.name}' is not known: {value.unknown['']}", expr.span)
             kind = "a shape" if isinstance(value, ShapeValue) else f"the record '{value.name}'"
             fields = sorted(value.fields()) if isinstance(value, ShapeValue) else sorted(value.fields)
             raise self.fail("U006", f"{kind} is not a number; use one of its fields: {', '.join(fields)}", expr.span)
@@ -132,6 +135,17 @@ class Evaluator:
         if operand.dim and not operand.free:
             raise self.fail("U006", f"'{node.unit.text}' follows a value that already has a unit", node.unit.span)
         return Quantity(operand.value * factor, operand.dim + dim, operand.free and dim == 0, label)
+
+    def _eval_Convert(self, node: ast.Convert) -> Quantity:
+        operand = self.quantity(node.operand)
+        _factor, dim, label = self.unit(node.unit)
+        try:
+            converted = convert_dim(operand, dim)
+        except UnitError:
+            have = describe_unit(operand)
+            message = f"cannot convert {format_quantity(operand)} ({have}) to {node.unit.text}: the dimensions differ"
+            raise self.fail("U002", message, node.unit.span) from None
+        return Quantity(converted.value, converted.dim, False, label)
 
     def unit(self, unit: ast.UnitExpr) -> tuple[float, int, str | None]:
         """The factor, dimension and count label of a unit expression."""
@@ -209,10 +223,25 @@ class Evaluator:
         else:
             raise self.fail("N003", f"a number has no field '{node.name}'", node.name_span)
         if node.name not in fields:
+            if isinstance(target, Record) and (node.name in target.unknown or "" in target.unknown):
+                what, why = (node.name, target.unknown[node.name]) if node.name in target.unknown else (
+                    f"'{target.name}'", target.unknown[""])  # fmt: skip
+                raise self.fail("T003", f"untested: {what} is not known: {why}", node.span)
             note = did_you_mean(node.name, fields)
             notes = (note,) if note else (f"fields: {', '.join(sorted(fields))}",)
             raise self.fail("N003", f"{owner} has no field '{node.name}'", node.name_span, notes)
         return fields[node.name]
+
+    def _eval_Index(self, node: ast.Index) -> Record:
+        target = self.value(node.target)
+        slicer = target.slicer if isinstance(target, Record) else None
+        if slicer is None:
+            owner = f"'{target.name}'" if isinstance(target, Record) else "a number or shape"
+            raise self.fail("H001", f'{owner} has no slices or axes to index with "{node.key}"', node.key_span)
+        found = slicer(node.key)
+        if isinstance(found, str):
+            raise self.fail("H001", found, node.key_span)
+        return found
 
     def _eval_ListExpr(self, node: ast.ListExpr) -> Quantity:
         if not node.items:

@@ -5,6 +5,10 @@ units), ``÷`` divides, ``^`` and ``**`` are powers, ``−`` is minus, ``→`` i
 ``->``, superscript digits are exponents, ``#`` starts a comment.  A number
 may carry a magnitude suffix written against it (``8k``, ``3.48M``, ``70B``,
 ``15T``); a unit written against it (``188us``) is a separate name token.
+A comma between digit groups of three (``1,680``, ``24,576``) is part of the
+number, except inside call parentheses and square brackets, where commas
+separate arguments (``max(1,000)`` is ``max(1, 0)``); ``x`` between two
+numbers multiplies (``4,096 x 6,144``).
 Newlines end statements except inside brackets, and a line that starts
 ``name =`` always starts a statement (one missing ``)`` swallows nothing).
 """
@@ -46,6 +50,10 @@ _TOKEN = re.compile(
     r"|(?P<op>\*\*|->|\+-|~=|==|<=|>=|[≈≤≥<>±→=+\-−*×·⋅/÷^%.,()\[\]])"
 )
 _DEFINITION_START = re.compile(r"[ \t]*[^\W\d]\w*[ \t]*=(?!=)")
+#: A number that may take another digit group after a comma (``1`` or ``1,680``), and such a group.
+_GROUP_HEAD = re.compile(r"[0-9]{1,3}(?:,[0-9]{3})*")
+_GROUP_TAIL = re.compile(r"[0-9]{3}(?:\.[0-9]*)?")
+_SEPARATED_DIGITS = re.compile(r"[0-9],[0-9]{3}")
 _new_token = tuple.__new__  # NamedTuple construction without keyword handling (hot path)
 _OPENERS = (TokenKind.LPAREN, TokenKind.LBRACKET)
 _CLOSERS = (TokenKind.RPAREN, TokenKind.RBRACKET)
@@ -62,7 +70,7 @@ def tokenize(text: str, base: int = 0) -> tuple[list[Token], list[Diagnostic]]:
     diagnostics: list[Diagnostic] = []
     _lex(text, base, tokens, diagnostics, 0)
     tokens.append(Token(TokenKind.EOF, "", Span(base + len(text), base + len(text))))
-    return tokens, diagnostics
+    return (_join_digit_groups(tokens) if _SEPARATED_DIGITS.search(text) else tokens), diagnostics
 
 
 def tokenize_lines(text: str, lines: Sequence[tuple[int, str]], end: int) -> tuple[list[Token], list[Diagnostic]]:
@@ -90,7 +98,8 @@ def tokenize_lines(text: str, lines: Sequence[tuple[int, str]], end: int) -> tup
             tokens.append(Token(TokenKind.NEWLINE, "\n", Span(offset, offset)))
         depth = _lex(line, offset, tokens, diagnostics, depth)
     tokens.append(Token(TokenKind.EOF, "", Span(end, end)))
-    return tokens, diagnostics
+    separated = any(_SEPARATED_DIGITS.search(line) for _, line in lines)
+    return (_join_digit_groups(tokens) if separated else tokens), diagnostics
 
 
 def _starts_definition(text: str, pos: int) -> bool:
@@ -127,6 +136,8 @@ def _lex(text: str, base: int, tokens: list[Token], diagnostics: list[Diagnostic
         elif kind == "number":  # a number without a magnitude suffix
             text_ = match.group()
             value = float(text_.replace("_", "")) if "_" in text_ else float(text_)
+            if tokens and tokens[-1].text == "x":
+                _times_between_numbers(tokens)
             tokens.append(new(Token, (TokenKind.NUMBER, text_, new(Span, (base + pos, base + end)), value, "", spaced)))
             spaced = False
         elif kind == "op":
@@ -154,10 +165,61 @@ def _lex(text: str, base: int, tokens: list[Token], diagnostics: list[Diagnostic
                 depth += 1
             elif token.kind in _CLOSERS:
                 depth = max(depth - 1, 0)
+            elif token.kind is TokenKind.NUMBER:
+                _times_between_numbers(tokens)
             tokens.append(token)
             spaced = False
         pos = end
     return depth
+
+
+def _times_between_numbers(tokens: list[Token]) -> None:
+    """Before a number: read a name ``x`` right after another number as ``*`` (``8 x 128``).
+
+    ``8 x`` followed by a number was never valid otherwise (``x`` is no unit), so a name ``x`` keeps its meaning.
+    """
+    if len(tokens) > 1:
+        sign = tokens[-1]
+        if sign.text == "x" and sign.kind is TokenKind.IDENT and tokens[-2].kind is TokenKind.NUMBER:
+            tokens[-1] = Token(TokenKind.STAR, "x", sign.span, spaced=sign.spaced)
+
+
+def _join_digit_groups(tokens: list[Token]) -> list[Token]:
+    """Join a number written with thousands separators (``50,331,648``) into one number token.
+
+    Only digit groups of exactly three, with no space around the comma, and
+    never inside call parentheses or square brackets (shapes, lists), where a
+    comma separates arguments: ``f(1,000)`` is ``f(1, 0)``, ``bf16[8,128]`` a 2-D shape.
+    """
+    joined: list[Token] = []
+    separates: list[bool] = []  # per open bracket: whether a comma there separates arguments
+    for token in tokens:
+        kind = token.kind
+        if kind is TokenKind.LPAREN:
+            separates.append(bool(joined) and joined[-1].kind is TokenKind.IDENT)
+        elif kind is TokenKind.LBRACKET:
+            separates.append(True)
+        elif kind in _CLOSERS:
+            if separates:
+                separates.pop()
+        elif (
+            kind is TokenKind.NUMBER
+            and not token.spaced
+            and len(joined) > 1
+            and joined[-1].kind is TokenKind.COMMA
+            and not joined[-1].spaced
+            and joined[-2].kind is TokenKind.NUMBER
+            and not (separates and separates[-1])
+            and _GROUP_TAIL.fullmatch(token.text)
+            and _GROUP_HEAD.fullmatch(joined[-2].text)
+        ):
+            head = joined[-2]
+            text = f"{head.text},{token.text}"
+            span = Span(head.span.start, token.span.end)
+            joined[-2:] = [Token(TokenKind.NUMBER, text, span, float(text.replace(",", "")), spaced=head.spaced)]
+            continue
+        joined.append(token)
+    return joined
 
 
 def _make_token(kind: str, match: re.Match[str], base: int, spaced: bool) -> Token:

@@ -15,8 +15,8 @@ Grammar (one statement per line; newlines inside brackets are ignored)::
     with_unit  = power [unit]                  # a unit only after a number, ")" or "]"
     power      = postfix [("**" | "^") exponent | SUPERSCRIPT]
     exponent   = ("-" | "+") exponent | power
-    postfix    = primary ("." NAME | "(" [args] ")")*
-    primary    = NUMBER | NAME | DTYPE "[" args "]" | "(" expr ")" | "[" [args] "]"
+    postfix    = primary ("." NAME | "(" [args] ")" | "[" STRING "]")*   # chip["4x4x4"]: a slice
+    primary    = NUMBER | NAME | DTYPE "[" args "]" | "(" expr [convert] ")" | "[" [args] "]"
     args       = expr ("," expr)* [","]
     unit       = factor (("/" | "·") factor)*  # "/" and "·" written without spaces
     factor     = (UNIT | "%") [("^" | "**") ["-"] NUMBER | SUPERSCRIPT]
@@ -24,13 +24,13 @@ Grammar (one statement per line; newlines inside brackets are ignored)::
 
 A statement that fails to parse yields one S001 diagnostic at the offending
 token and parsing resumes at the next line, so one typo hides nothing else.
-Code spans use :func:`parse_chain`: ``expr (("=" | "≈") expr)+``.
+Code spans are split into links by :mod:`scaling_core.expr.chain`, each parsed as a claim expression.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from scaling_core.diagnostics import Diagnostic, make_diagnostic
 from scaling_core.expr import syntax as ast
@@ -63,14 +63,6 @@ class _ParseError(Exception):
     def __init__(self, diagnostic: Diagnostic) -> None:
         super().__init__(diagnostic.message)
         self.diagnostic = diagnostic
-
-
-@dataclass(frozen=True, slots=True)
-class ChainLink:
-    """One expression of a code-span chain and the relation before it."""
-
-    expr: ast.Expr
-    relation: str  # "" for the first link, else "=" or "≈"
 
 
 class Parser:
@@ -199,18 +191,6 @@ class Parser:
                 return ast.Tolerance(span, relative=expr.operand.value / 100)
         return ast.Tolerance(span, absolute=expr)
 
-    def chain(self) -> list[ChainLink]:
-        """``expr (("=" | "≈") expr)+`` for checked code spans."""
-        links = [ChainLink(self.expression(), "")]
-        while self.at(TokenKind.ASSIGN) or (
-            self.at(TokenKind.COMPARE) and canonical_comparison(self.current.text) == "≈"
-        ):
-            relation = "=" if self.advance().kind is TokenKind.ASSIGN else "≈"
-            links.append(ChainLink(self.expression(), relation))
-        if not self.at(TokenKind.EOF):
-            raise self.error(f"unexpected {self.describe(self.current)}")
-        return links
-
     # -- expressions ---------------------------------------------------------
     def expression(self) -> ast.Expr:
         """Grammar rule ``expr`` (bounded nesting)."""
@@ -319,6 +299,11 @@ class Parser:
                 self.advance()
                 args = self.arguments(TokenKind.RPAREN, "')'")
                 expr = ast.Call(expr.name, args, Span(expr.span.start, self.last_end()), expr.span)
+            elif kind is TokenKind.LBRACKET and self.peek().kind is TokenKind.STRING:
+                self.advance()
+                key = self.advance()
+                self.expect(TokenKind.RBRACKET, "']'")
+                expr = ast.Index(expr, key.text, Span(expr.span.start, self.last_end()), key.span)
             else:
                 return expr
 
@@ -349,7 +334,10 @@ class Parser:
         if token.kind is TokenKind.LPAREN:
             self.advance()
             inner = self.expression()
+            unit = self.convert()  # `(1 GiB -> GB)`: a conversion inside parentheses
             closing = self.expect(TokenKind.RPAREN, "')'")
+            if unit is not None:
+                return ast.Convert(inner, unit, Span(token.span.start, closing.span.end))
             return replace(inner, span=Span(token.span.start, closing.span.end))
         if token.kind is TokenKind.LBRACKET:
             self.advance()
@@ -401,22 +389,20 @@ def parse_statements(
     return Parser(tokens, is_unit).statements()
 
 
-def parse_chain(tokens: list[Token], is_unit: Callable[[str], bool]) -> list[ChainLink] | None:
-    """Parse a code span as a checked chain, or None if it is ordinary code."""
-    try:
-        links = Parser(tokens, is_unit).chain()
-    except _ParseError:
-        return None
-    return links if len(links) >= 2 else None
-
-
 def parse_claim_expression(
     tokens: list[Token], is_unit: Callable[[str], bool]
 ) -> tuple[ast.Expr | None, ast.Tolerance | None, Diagnostic | None]:
-    """Parse the expression of a claim marker: ``expr [± tol]``."""
+    """Parse the expression of a claim marker: ``expr [-> unit] [± tol]``.
+
+    A conversion (``6 * N * D -> FLOP``) is read as ``(6 * N * D -> FLOP)``: it gives
+    an unannotated count its unit and fails (U002) when the dimensions differ.
+    """
     parser = Parser(tokens, is_unit)
     try:
         expr = parser.expression()
+        unit = parser.convert()
+        if unit is not None:
+            expr = ast.Convert(expr, unit, Span(expr.span.start, unit.span.end))
         tolerance = parser.tolerance()
         if not parser.at(TokenKind.EOF):
             raise parser.error(f"unexpected {parser.describe(parser.current)} in the claim")

@@ -106,6 +106,16 @@ class Field:
 
 
 @dataclass(frozen=True, slots=True)
+class Index:
+    """A record indexed by a string: a slice of a chip, ``tpu_v5p["4x4x4"]``, or an axis of a slice."""
+
+    target: Expr
+    key: str
+    span: Span
+    key_span: Span
+
+
+@dataclass(frozen=True, slots=True)
 class ListExpr:
     """A sweep: ``[1, 8, 64, 512]``."""
 
@@ -122,7 +132,16 @@ class Shape:
     span: Span
 
 
-Expr = Number | Name | WithUnit | Unary | Binary | Call | Field | ListExpr | Shape
+@dataclass(frozen=True, slots=True)
+class Convert:
+    """A conversion inside parentheses: ``(1 GiB -> GB)``; its value is the converted one."""
+
+    operand: Expr
+    unit: UnitExpr
+    span: Span
+
+
+Expr = Number | Name | WithUnit | Unary | Binary | Call | Field | Index | ListExpr | Shape | Convert
 
 
 @dataclass(frozen=True, slots=True)

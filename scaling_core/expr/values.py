@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from scaling_core.diagnostics import Diagnostic
@@ -54,6 +54,12 @@ class Record:
     kind: str = "chip"
     #: Each field as written in the data (``"16 GiB"``); derived fields show their formula.
     texts: dict[str, str] = field(default_factory=dict)
+    #: Fields whose value is not known, with the reason (``xla_cost`` of a custom call): using one
+    #: skips the statement with an information T003 instead of a verdict.
+    unknown: dict[str, str] = field(default_factory=dict)
+    #: ``record["key"]``: a chip's slice (``tpu_v5p["4x4x4"]``) or a slice's axis; a str says why the key is not legal.
+    #: Set by ``hardware/slices.py``; None for records that cannot be indexed.
+    slicer: Callable[[str], Record | str] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,15 @@ class ShapeValue:
 
 
 Value = Quantity | Record | ShapeValue
+
+#: The kind of record a name is bound to when its value is not known (see :func:`unknown_value`).
+UNKNOWN_KIND = "unknown"
+
+
+def unknown_value(name: str, reason: str) -> Record:
+    """The value of a definition whose value is not known (T003: ``c = xla_cost(f, ...)`` of a block that did
+    not run): every use of it is not known either, for the same reason, so a check using it is skipped."""
+    return Record(name, f"not known: {reason}", {}, kind=UNKNOWN_KIND, unknown={"": reason})
 
 
 class EvaluationError(Exception):
@@ -138,4 +153,5 @@ __all__ = [
     "describe_unit",
     "did_you_mean",
     "mismatch_message",
+    "unknown_value",
 ]

@@ -10,6 +10,7 @@ from functools import lru_cache
 from scaling_core.config import Config
 from scaling_core.expr.values import Record
 from scaling_core.hardware.catalog import RawChip, build_records, merge, packaged_chips, raw_chip
+from scaling_core.hardware.slices import with_slices
 
 
 @lru_cache(maxsize=1)
@@ -18,7 +19,7 @@ def packaged_records() -> dict[str, Record]:
     records, problems = build_records(packaged_chips())
     if problems:
         raise RuntimeError(f"packaged hardware data is invalid: {problems}")
-    return records
+    return with_slices(records)
 
 
 def _config_chips(config: Config) -> tuple[list[RawChip], list[str]]:
@@ -37,7 +38,7 @@ def hardware_records(config: Config) -> dict[str, Record]:
         return packaged_records()
     chips, _problems = _config_chips(config)
     records, _problems = build_records(merge(packaged_chips(), chips))
-    return records
+    return with_slices(records)
 
 
 def chip_problems(config: Config) -> list[str]:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 
-from scaling_core.document.derivation import derivation_at, show
+from scaling_core.document.derivation import check_derivation, code, derivation_at, escape, show
 from scaling_core.document.results import CheckResult, CheckStatus, DocumentAnalysis
 from scaling_core.formulas import LIBRARY
 from scaling_core.queries.assist import field_documentation
 from scaling_core.queries.navigation import binding_at
 from scaling_core.units.arrays import is_array
-from scaling_core.units.display import format_quantity
+from scaling_core.units.display import format_computed, format_quantity
 from scaling_core.units.quantity import Quantity
 
 _WORD = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)?")
@@ -31,14 +31,14 @@ def hover_at(analysis: DocumentAnalysis, offset: int) -> str | None:
             return text
     check = next((c for c in analysis.checks if c.span.contains(offset)), None)
     if check is not None:
-        return _check(check)
+        return _check(analysis, check)
     binding = binding_at(analysis, offset)
     if binding is not None and binding.path == analysis.path:
         derivation = derivation_at(analysis, binding.span.start)
         if derivation:
             return derivation
     if binding is not None:
-        return f"**`{binding.name} = {binding.source}`** = **{show(binding.value)}**\n\nDefined in {binding.path}.\n"
+        return f"**{code(f'{binding.name} = {binding.source}')}** = **{show(binding.value)}**\n\nDefined in {binding.path}.\n"
     return derivation_at(analysis, offset)
 
 
@@ -60,9 +60,9 @@ def _chip_field(analysis: DocumentAnalysis, word: str) -> str | None:
         return f"**{record.name}**: {record.title}\n\n| field | value |\n|---|---|\n" + "\n".join(rows) + "\n"
     if field not in record.fields:
         return None
-    note = f"\n\nNote: {record.notes[field]}" if field in record.notes else ""
+    note = f"\n\nNote: {escape(record.notes[field])}" if field in record.notes else ""
     meaning = field_documentation(field)
-    written = f" (written `{record.texts[field]}`)" if field in record.texts else ""
+    written = f" (written {code(record.texts[field])})" if field in record.texts else ""
     return (f"**`{word}`** = **{format_quantity(record.fields[field], 4)}**{written}\n\n{meaning}\n\n"
             f"Source: {record.sources.get(field, '')}{note}\n")  # fmt: skip
 
@@ -74,19 +74,24 @@ def _formula(word: str) -> str | None:
     return f"**`{formula.signature}`**\n\n{formula.doc}\n\n    {formula.body}\n\nSource: {formula.source}\n"
 
 
-def _check(check: CheckResult) -> str:
+def _check(analysis: DocumentAnalysis, check: CheckResult) -> str:
+    """A check's verdict, its numbers, and how its computed value was derived."""
     verdict = _VERDICTS[check.status]
-    lines = [f"**Check {verdict}**: `{check.op} {check.claim}`", ""]
+    lines = [f"**Check {verdict}**: {code(f'{check.op} {check.claim}')}", ""]
     if check.computed is not None:
-        lines.append(f"- computed: {format_quantity(check.computed, 6)}")
+        lines.append(f"- computed: {format_computed(check.computed, check.claimed, 6)}")
     if check.claimed is not None:
-        lines.append(f"- claimed: {format_quantity(check.claimed, 6)} (`{check.claim}`)")
-    if check.computed is not None and check.claimed is not None and not is_array(check.computed.value):
-        difference = Quantity(float(check.computed.value) - float(check.claimed.value), check.claimed.dim)
-        relative = abs(float(check.computed.value) / float(check.claimed.value) - 1) if check.claimed.value else 0.0
+        lines.append(f"- claimed: {format_quantity(check.claimed, 6)} ({code(check.claim)})")
+    computed, claimed = check.computed, check.claimed
+    if computed is not None and claimed is not None and computed.dim == claimed.dim and not is_array(computed.value):
+        difference = Quantity(float(computed.value) - float(claimed.value), claimed.dim)
+        relative = abs(float(computed.value) / float(claimed.value) - 1) if claimed.value else 0.0
         lines.append(f"- difference: {format_quantity(difference, 3)} ({relative:.1%})")
     if check.allowance is not None and check.claimed is not None and check.op in ("=", "==", "≈", "~="):
         below, above = (format_quantity(Quantity(x, check.claimed.dim), 2) for x in check.allowance)
         lines.append(f"- tolerance: −{below} / +{above}")
-    lines += ["", check.message]
+    lines += ["", escape(check.message)]
+    derivation = check_derivation(analysis, check)
+    if derivation:
+        lines += ["", "---", "", derivation.rstrip()]
     return "\n".join(lines) + "\n"

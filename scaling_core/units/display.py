@@ -3,7 +3,9 @@
 ``189 µs``, ``16.8 MB``, ``6.3e24 FLOP``: times and bytes pick a prefix or a
 calendar unit so the number lands in a readable range; FLOP counts and rates
 use scientific notation as the book does; anything else falls back to SI base
-units.  ``-> unit`` overrides the choice.
+units.  ``-> unit`` overrides the choice.  A number that has no unit while the
+claim it is checked against has one is shown as it is, ``3200 (no unit)``:
+never in a unit it was not given.
 """
 
 from __future__ import annotations
@@ -130,3 +132,15 @@ def format_quantity(quantity: Quantity, digits: int = SIGNIFICANT_DIGITS) -> str
 def format_in_unit(quantity: Quantity, divisor: float, unit: str, digits: int = SIGNIFICANT_DIGITS) -> str:
     """Display ``quantity`` in an explicit unit (``-> days``)."""
     return _join(format_magnitude(quantity.value, divisor, digits), unit, None)
+
+
+def format_unitless(value: Any, digits: int = SIGNIFICANT_DIGITS) -> str:
+    """A number with no unit, said so: ``3200 (no unit)`` (never ``3.2 kB/s``)."""
+    return f"{format_magnitude(value, 1.0, digits)} (no unit)"
+
+
+def format_computed(computed: Quantity, claimed: Quantity | None, digits: int = SIGNIFICANT_DIGITS) -> str:
+    """A check's computed side: :func:`format_unitless` when it has no unit but the claim has one."""
+    if computed.free and computed.dim == 0 and claimed is not None and claimed.dim != 0:
+        return format_unitless(computed.value, digits)
+    return format_quantity(computed, digits)

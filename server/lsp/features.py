@@ -22,7 +22,7 @@ from scaling_core.queries.hover import hover_at
 from scaling_core.queries.navigation import Symbol, binding_at, document_symbols, is_valid_name, references_to
 from server.collector import collector_paused
 from server.lsp.convert import PositionConverter, diagnostic
-from server.lsp.documents import Document, apply_changes, path_to_uri
+from server.lsp.documents import Document, InvalidEdit, apply_changes, path_to_uri, whole_text_again
 from server.lsp.server import MarginServer
 from server.workspace import Project, discover, read_text
 
@@ -88,18 +88,27 @@ def register(server: MarginServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: MarginServer, params: types.DidOpenTextDocumentParams) -> None:
         item = params.text_document
+        ls.state.desynchronised.discard(item.uri)
         ls.state.documents[item.uri] = Document(item.uri, item.version, item.text)
         ls.state.schedule(item.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: MarginServer, params: types.DidChangeTextDocumentParams) -> None:
-        uri = params.text_document.uri
+        uri, version = params.text_document.uri, params.text_document.version
         document = ls.state.documents.get(uri)
-        if document is None:
+        try:
+            if document is not None:
+                ls.state.documents[uri] = apply_changes(document, version, params.content_changes, ls.encoding)
+            elif uri in ls.state.desynchronised and (
+                again := whole_text_again(uri, version, params.content_changes, ls.encoding)
+            ):
+                ls.state.desynchronised.discard(uri)  # the whole text came again: checked as after reopening
+                ls.state.documents[uri] = again
+            else:
+                return
+        except InvalidEdit as error:
+            ls.desynchronised(uri, str(error))
             return
-        ls.state.documents[uri] = apply_changes(
-            document, params.text_document.version, params.content_changes, ls.encoding
-        )
         if ls.state.config.check_frequency == "edit":
             ls.state.schedule(uri)
             for other in list(ls.state.documents):
@@ -301,7 +310,7 @@ async def _check_workspace(
         for number, path in enumerate(files, start=1):
             uri = path.resolve().as_uri()
             document = ls.state.documents.get(uri) or Document(uri, 0, read_text(path))
-            analysis = await loop.run_in_executor(None, ls.state.analyze_plain, document)
+            analysis = await loop.run_in_executor(None, ls.state.analyze_safely, document)
             converter = document.converter(ls.encoding)
             items = [diagnostic(converter, uri, d) for d in analysis.diagnostics]
             version = document.version if uri in ls.state.documents else None

@@ -11,15 +11,26 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from scaling_core import AnalysisCancelled, Config, DocumentAnalysis, analyze_document, config_from_mapping
+from scaling_core import (
+    AnalysisCancelled,
+    Config,
+    DocumentAnalysis,
+    LineIndex,
+    Span,
+    analyze_document,
+    config_from_mapping,
+)
+from scaling_core.diagnostics import make_diagnostic
 from scaling_core.document.analysis import ImportContext
 from scaling_core.document.incremental import RegionCache
+from server.analysis.runner import AnalysisRunner, runner_for
 from server.lsp.documents import Document, OpenTexts
 from server.workspace import UsageError, find_project, make_loader
 
@@ -27,6 +38,8 @@ log = logging.getLogger(__name__)
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 #: Editor-side settings that configure the client, not the engine.
 _CLIENT_ONLY = {"command", "trace"}
+#: Test hook (docs/security.md): the analysis of a document whose text contains this value raises.
+FAULT_HOOK = "MARGIN_TEST_FAIL_ANALYSIS"
 
 
 def settings_to_config(base: Config, settings: Any) -> tuple[Config, list[str]]:
@@ -39,7 +52,7 @@ def settings_to_config(base: Config, settings: Any) -> tuple[Config, list[str]]:
     if not isinstance(table, dict):
         return base, ["settings must be an object"]
     merged: dict[str, Any] = {k: getattr(base, k) for k in ("tolerance", "code_spans", "trust", "check_frequency",
-                                                            "max_array_elements")}  # fmt: skip
+                                                            "max_array_elements", "latex_math")}  # fmt: skip
     merged.update({_CAMEL.sub("_", key).lower(): value for key, value in table.items()
                    if key not in _CLIENT_ONLY and value is not None})  # fmt: skip
     config, problems = config_from_mapping({k: list(v) if isinstance(v, tuple) else v for k, v in merged.items()})
@@ -56,8 +69,14 @@ def _with(base: Config, editor: Config) -> Config:
 class State:
     """Documents, configuration and analyses for one client session."""
 
-    def __init__(self, publish: Callable[[Document, DocumentAnalysis], None]) -> None:
+    def __init__(
+        self,
+        publish: Callable[[Document, DocumentAnalysis], None],
+        failed: Callable[[Document, BaseException], None] = lambda document, error: None,
+    ) -> None:
         self.documents: dict[str, Document] = {}
+        #: Documents whose edits could not be applied: not checked until their whole text comes again.
+        self.desynchronised: set[str] = set()
         self.analyses: dict[str, tuple[int, DocumentAnalysis]] = {}
         self.caches: dict[str, RegionCache] = {}
         #: Analyses stopped part-way because a newer version arrived.
@@ -67,10 +86,22 @@ class State:
         #: Resolves imports: open documents first, then the disk (rebuilt when the root changes).
         self.loader = make_loader(None, OpenTexts(self.documents), display=str)
         self._publish = publish
+        self._failed = failed
+        self._fault = os.environ.get(FAULT_HOOK) or None
         self._pending: dict[str, asyncio.Task[None]] = {}
-        self._waiters: dict[tuple[str, int], list[asyncio.Future[DocumentAnalysis]]] = {}
+        self._waiters: dict[tuple[str, int], list[asyncio.Future[DocumentAnalysis | None]]] = {}
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="margin-analysis")
         self._settings_ready: asyncio.Event | None = None
+        #: Runs python calc blocks in the analysis process once the workspace is trusted.
+        self._runner: AnalysisRunner | None = None
+
+    def trusted_code(self) -> AnalysisRunner | None:
+        """The analysis process's runner when the settings trust the workspace (made once, started lazily)."""
+        if not self.config.trust:
+            return None
+        if self._runner is None:
+            self._runner = runner_for(self.root, self.config)
+        return self._runner
 
     def pause(self) -> None:
         """Settings are changing: drop results and hold new analyses until :meth:`resume`."""
@@ -94,9 +125,13 @@ class State:
         if root is None:
             return []
         try:
-            self.config = find_project(root).config
+            project = find_project(root)
         except UsageError as error:
             return [str(error)]
+        self.config = project.config
+        if project.config_path is not None:  # imports may read the project and its import_roots too
+            roots = [project.root, *project.import_roots]
+            self.loader = make_loader(root, OpenTexts(self.documents), display=str, roots=roots)
         return []
 
     # -- documents -----------------------------------------------------------
@@ -109,9 +144,11 @@ class State:
         """
         cache = self.caches.setdefault(document.uri, RegionCache())
         documents, uri = self.documents, document.uri
+        context = ImportContext(self.loader, trusted=self.trusted_code())
         try:
+            self._inject_fault(document)
             return analyze_document(
-                document.text, document.path, self.config, context=ImportContext(self.loader), cache=cache,
+                document.text, document.path, self.config, context=context, cache=cache,
                 index=document.index, cancelled=lambda: documents.get(uri) is not document,
             )  # fmt: skip
         except AnalysisCancelled:
@@ -120,7 +157,28 @@ class State:
 
     def analyze_plain(self, document: Document) -> DocumentAnalysis:
         """Analyse without touching the per-document caches (workspace checks, other threads)."""
-        return analyze_document(document.text, document.path, self.config, context=ImportContext(self.loader))
+        self._inject_fault(document)
+        context = ImportContext(self.loader, trusted=self.trusted_code())
+        return analyze_document(document.text, document.path, self.config, context=context)
+
+    def _inject_fault(self, document: Document) -> None:
+        if self._fault is not None and self._fault in document.text:
+            raise RuntimeError(f"fault injected by {FAULT_HOOK}")
+
+    def analyze_safely(self, document: Document) -> DocumentAnalysis:
+        """:meth:`analyze_plain`, or when it raises (a bug) an analysis holding only an E999 diagnostic."""
+        try:
+            return self.analyze_plain(document)
+        except Exception as error:  # noqa: BLE001 - a bug in Margin: reported as E999, never a failed request
+            log.error("analysis of %s failed", document.uri, exc_info=error)
+            return _with_internal_error(DocumentAnalysis(document.path, document.text, LineIndex(document.text)), error)
+
+    def _after_failure(self, document: Document, error: BaseException) -> DocumentAnalysis:
+        """What is known when an analysis raised: a fresh analysis without the region cache, or
+        if that fails too, nothing; with an E999 diagnostic either way.  Runs in the worker thread."""
+        log.error("analysis of %s failed", document.uri, exc_info=error)
+        self.caches.pop(document.uri, None)  # a cached region may be what broke it
+        return _with_internal_error(self.analyze_safely(document), error)
 
     # -- scheduling ----------------------------------------------------------
     def schedule(self, uri: str) -> None:
@@ -150,10 +208,17 @@ class State:
         if document is None:
             return
         loop = asyncio.get_running_loop()
-        analysis = await loop.run_in_executor(self._executor, self.analyze_now, document)
+        try:
+            analysis = await loop.run_in_executor(self._executor, self.analyze_now, document)
+        except Exception as error:  # noqa: BLE001 - a bug in Margin: requests are still answered
+            analysis = await loop.run_in_executor(self._executor, self._after_failure, document, error)
+            self._failed(document, error)
         current = self.documents.get(uri)
         if analysis is None or current is None or current.version != document.version:
-            return  # stale: a newer version is on its way
+            # Stale: a newer version is on its way (or the document closed, which answers its waiters).
+            if current is not None and any(key[0] == uri for key in self._waiters):
+                self.schedule(uri)  # requests wait for it even when edits do not start analyses
+            return
         previous = self.analyses.get(uri)  # freed after publishing: ~10k objects, ~3 ms on 10,000 lines
         self.analyses[uri] = (document.version, analysis)
         for key in [k for k in self._waiters if k[0] == uri and k[1] <= document.version]:
@@ -171,18 +236,42 @@ class State:
         stored = self.analyses.get(uri)
         if stored is not None and stored[0] == document.version:
             return document, stored[1]
-        waiter: asyncio.Future[DocumentAnalysis] = asyncio.get_running_loop().create_future()
+        waiter: asyncio.Future[DocumentAnalysis | None] = asyncio.get_running_loop().create_future()
         self._waiters.setdefault((uri, document.version), []).append(waiter)
         if uri not in self._pending or self._pending[uri].done():
             self.schedule(uri)
         analysis = await waiter
+        if analysis is None:
+            return None
         return self.documents.get(uri, document), analysis
+
+    def desynchronise(self, uri: str) -> bool:
+        """An edit to ``uri`` could not be applied: forget its text; False when it was not open."""
+        if uri not in self.documents:
+            return False
+        self.close(uri)
+        self.desynchronised.add(uri)
+        return True
 
     def close(self, uri: str) -> None:
         """Forget a closed document."""
+        self.desynchronised.discard(uri)
         self.documents.pop(uri, None)
+        for key in [k for k in self._waiters if k[0] == uri]:
+            for waiter in self._waiters.pop(key):
+                if not waiter.done():
+                    waiter.set_result(None)  # requests about a closed document answer "nothing"
         self.analyses.pop(uri, None)
         self.caches.pop(uri, None)
         pending = self._pending.pop(uri, None)
         if pending is not None:
             pending.cancel()
+
+
+def _with_internal_error(analysis: DocumentAnalysis, error: BaseException) -> DocumentAnalysis:
+    """``analysis`` with one E999 diagnostic at the top of the document saying what failed."""
+    if not any(d.code == "E999" for d in analysis.diagnostics):
+        summary = f"{type(error).__name__}: {error}".splitlines()[0][:200]
+        message = f"internal error: {summary}; results here may be incomplete, please report it (see the server log)"
+        analysis.diagnostics.insert(0, make_diagnostic("E999", message, Span(0, 0)))
+    return analysis

@@ -353,7 +353,9 @@ def commands(output: str) -> list[tuple[str, dict[str, str], str]]:
 def test_github_escaping_is_exact() -> None:
     out = reports.to_github([analyze()], ["a,b:c%\r\nd.md"])
     head = "::error file=a%2Cb%3Ac%25%0D%0Ad.md,line=10,col=22,endLine=10,endColumn=29,title=Margin C001::"
-    message = "check failed: computed 22.49 days, not ≈ 12 days (tolerance ±24 h)%0Afix: Replace 12 days with 22 days"
+    message = (
+        "check failed: computed 22.49 days, not ≈ 12 days (tolerance -14 h/+24 h)%0Afix: Replace 12 days with 22 days"
+    )
     assert out.startswith(head + message + "\n")
 
 
@@ -369,7 +371,7 @@ def test_github_commands_parse_back(name: str) -> None:
         assert (int(props["line"]), int(props["col"])) == tuple(p + 1 for p in analysis.index.position(d.span.start))
         assert message.split("\n")[0] == d.message
     claim, slip, problem = parsed[0][2], parsed[1][2], parsed[5][2]
-    verdict = "check failed: computed 22.49 days, not ≈ 12 days (tolerance ±24 h)"
+    verdict = "check failed: computed 22.49 days, not ≈ 12 days (tolerance -14 h/+24 h)"
     assert claim == verdict + "\nfix: Replace 12 days with 22 days"
     assert slip.endswith("\nnote: off by a factor of 1000 (a unit prefix slip?)")
     related = f"see {name}:26:10: '2 + 2' is 4, not = 5 (tolerance -0.5/+1)"

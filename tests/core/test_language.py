@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from scaling_core.expr import syntax as ast
+from scaling_core.expr.chain import parse_chain
 from scaling_core.expr.lexer import tokenize
-from scaling_core.expr.parser import parse_chain, parse_statements
+from scaling_core.expr.parser import parse_statements
 from scaling_core.expr.tokens import TokenKind
 from scaling_core.units.registry import default_registry
 from tests.conftest import codes, run, statuses

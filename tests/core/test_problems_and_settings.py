@@ -38,8 +38,8 @@ def test_book_style_problems_with_details_blocks_and_local_names() -> None:
         ("Question 1", "PCIe", "pass", 2, 2),
         ("Problem 2", "Problem 2", "untested", 0, 0),
     ]
-    # B was local to Question 1: later spans naming B are ordinary code.
-    assert codes(doc) == ["P002"]
+    # B was local to Question 1: later spans naming B are not checked (a hint C002 each says so).
+    assert codes(doc) == ["P002", "C002", "C002"]
     assert len(doc.checks) == 2
 
 
@@ -55,8 +55,8 @@ def test_untested_problem_is_a_hint_and_explicit_problems_scope_names() -> None:
         "**Question 1:** nothing\n\n<!-- problem: p -->\n<!-- calc\nx = 2\n-->\n`x * 2 = 4`\n<!-- /problem -->\n\n`x * 2 = 4`\n"
     )
     assert [(p.ident, p.status) for p in doc.problems] == [("Question 1", "untested"), ("p", "pass")]
-    assert codes(doc) == ["P002"]
-    assert len(doc.checks) == 1  # the last span names an unknown x: ordinary code
+    assert codes(doc) == ["P002", "C002"]
+    assert len(doc.checks) == 1  # the last span names an unknown x: not checked (hint C002)
 
 
 def test_suppression_comment_for_the_next_line_only() -> None:

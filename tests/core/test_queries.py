@@ -27,7 +27,7 @@ def test_a_lone_cr_ends_the_line_a_query_looks_at() -> None:
     analysis = analyze(text)
     assert signature_at(analysis, text.index("c = ") + 4) is None
     items = completions(analysis, text.index("\rx\r") + 2)
-    assert [(c.label, c.kind) for c in items] == [("x", "variable")]
+    assert [(c.label, c.kind) for c in items] == [("x", "variable"), ("xla_cost", "function")]  # no units
 
 
 def test_crlf_lines_are_queried_as_lf_lines() -> None:

@@ -15,6 +15,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       margin: {
         tolerance: settings.get<number>("tolerance"),
         codeSpans: settings.get<boolean>("codeSpans"),
+        latexMath: settings.get<boolean>("latexMath"),
         checkFrequency: settings.get<string>("checkFrequency"),
         severity: settings.get<Record<string, string>>("severity"),
         trust: vscode.workspace.isTrusted,
