@@ -20,6 +20,7 @@ from typing import Any
 from scaling_core import Config, __version__, analyze_document, config_from_mapping
 from scaling_core.document.analysis import ImportContext
 from scaling_core.hardware.records import chip_problems
+from server.discovery import Skipped
 from server.reports import report_records
 from server.workspace import Project, UsageError, discover, display_path, find_project, make_loader, read_text
 
@@ -69,17 +70,30 @@ def check_paths(paths: Iterable[str | PathLike[str]], config: ConfigLike = None)
     Folders are walked with the project's include/exclude and ``.gitignore``;
     without ``config``, settings come from the nearest ``margin.toml`` or
     ``[tool.margin]``, as on the command line.  Raises :data:`MarginError` for
-    a missing path, bad settings, or no Markdown files.
+    a missing path, bad settings, or no Markdown files.  A folder or file that
+    cannot be read is listed under ``skipped_paths`` (path and reason), never
+    dropped silently.
     """
     chosen = [Path(p) for p in paths] or [Path(".")]
     project = find_project(chosen[0] if chosen[0].exists() else Path.cwd(), None)
     if config is not None:
         settings, root = _config_from(config)
         project = Project(root or project.root, settings, None)
-    files = discover(chosen, project)
-    if not files:
+    skipped: list[Skipped] = []
+    files = discover(chosen, project, skipped=skipped)
+    if not files and not skipped:
         raise MarginError("no Markdown files to check")
     context = ImportContext(make_loader(project))
-    shown = [display_path(f) for f in files]
-    analyses = [analyze_document(read_text(f), p, project.config, context=context) for f, p in zip(files, shown)]
-    return report_records(analyses, shown)
+    analyses, shown = [], []
+    for file in files:
+        try:
+            text = read_text(file)
+        except OSError as error:
+            skipped.append(Skipped(file, f"cannot read it: {error.strerror or error}"))
+            continue
+        shown.append(display_path(file))
+        analyses.append(analyze_document(text, shown[-1], project.config, context=context))
+    records = report_records(analyses, shown)
+    # Never silent: what could not be read is listed (the command line warns and exits 1).
+    records["skipped_paths"] = [{"path": display_path(s.path), "reason": s.reason} for s in skipped]
+    return records

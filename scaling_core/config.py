@@ -29,6 +29,10 @@ class Config:
     latex_math: bool = False
     #: Whether trusted code (```` ```python calc ````) may run.
     trust: bool = False
+    #: Editors: a code lens on each heading with its problems, checks and share of concepts tested.
+    coverage_lenses: bool = True
+    #: Editors: an information diagnostic on each definition no problem tests.
+    coverage_diagnostics: bool = False
     #: Globs of files to check when a folder is given.
     include: tuple[str, ...] = ("**/*.md",)
     #: Globs of files to skip when a folder is given (explicit files are always checked).
@@ -54,7 +58,7 @@ def config_from_mapping(table: dict[str, Any]) -> tuple[Config, list[str]]:
         name = key.replace("-", "_")
         try:
             config = _apply(config, name, value)
-        except (TypeError, ValueError) as error:
+        except (TypeError, ValueError, ArithmeticError) as error:  # ArithmeticError: a JSON number too big for a float
             problems.append(f"{key}: {error}")
         except KeyError:
             problems.append(f"unknown setting '{key}'")
@@ -67,9 +71,13 @@ def _apply(config: Config, name: str, value: Any) -> Config:
         if not 0 <= number < 1:
             raise ValueError("must be a fraction between 0 and 1 (or a percentage like '5%')")
         return replace(config, tolerance=number)
-    if name in ("code_spans", "trust", "latex_math"):
+    if name in ("code_spans", "trust", "latex_math", "coverage_lenses", "coverage_diagnostics"):
         if not isinstance(value, bool):
             raise TypeError("must be true or false")
+        if name == "coverage_lenses":
+            return replace(config, coverage_lenses=value)
+        if name == "coverage_diagnostics":
+            return replace(config, coverage_diagnostics=value)
         if name == "latex_math":
             return replace(config, latex_math=value)
         return replace(config, code_spans=value) if name == "code_spans" else replace(config, trust=value)
@@ -85,7 +93,7 @@ def _apply(config: Config, name: str, value: Any) -> Config:
             raise ValueError(f"must be one of {', '.join(CHECK_FREQUENCIES)}")
         return replace(config, check_frequency=value)
     if name == "max_array_elements":
-        if not isinstance(value, int) or value < 1:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:  # TOML's true is a Python int
             raise ValueError("must be a positive integer")
         return replace(config, max_array_elements=value)
     if name in ("chips", "targets"):
@@ -112,7 +120,7 @@ def _severities(value: Any) -> dict[str, Severity | None]:
             raise ValueError(f"unknown diagnostic code '{code}'")
         if level == "off":
             result[code] = None
-        elif level in _SEVERITIES:
+        elif isinstance(level, str) and level in _SEVERITIES:
             result[code] = _SEVERITIES[level]
         else:
             raise ValueError(f"severity of {code} must be error, warning, info, hint or off")

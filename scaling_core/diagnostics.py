@@ -74,6 +74,8 @@ CODES: dict[str, CodeInfo] = {
         CodeInfo("T001", _W, "trusted code block not run"),
         CodeInfo("T002", _E, "trusted code raised an error"),
         CodeInfo("T003", _I, "value not known: check untested"),
+        CodeInfo("T004", _W, "noisy measurement: no verdict"),
+        CodeInfo("T005", _W, "stale measurement: the request changed"),
         CodeInfo("M001", _W, "suppression comment names an unknown code"),
     )
 }

@@ -8,7 +8,11 @@ The evaluator (``expr/evaluator.py``) knows no function.  Whoever builds an
 2. then the formula library (``formulas/``: ``allgather_time``, ``roofline_time`` ...);
 3. then the calls answered by trusted code (``xla_calls.py``: ``xla_cost``,
    ``comm_bytes``), which need the analysis's
-   :class:`~scaling_core.external.TrustedCode`: :func:`caller` binds it.
+   :class:`~scaling_core.external.TrustedCode`: :func:`caller` binds it;
+4. then the measurements (``measure_calls.py``: ``measure_matmul``,
+   ``measure_copy``, ``measure_collective``, ``measure``), answered from the
+   caller's :class:`~scaling_core.measured.MeasurementSource` (the measurement
+   cache), which :func:`caller` binds too.
 
 A built-in keeps its name if a later group has the same one.  A name in no
 group is error N004, with a did-you-mean over every callable name.
@@ -41,16 +45,21 @@ from scaling_core.expr.values import Value, did_you_mean
 from scaling_core.external import KINDS, TrustedCode
 from scaling_core.formulas import LIBRARY
 from scaling_core.formulas.call import call_formula
+from scaling_core.measure_calls import SIGNATURES as MEASURE_CALLS
+from scaling_core.measure_calls import measure_call
+from scaling_core.measured import MeasurementSource
 from scaling_core.xla_calls import ask
 
 
 def _table() -> dict[str, CallHandler]:
-    """Built-ins first, then the formula library (a built-in keeps its name)."""
+    """Built-ins first, then the formula library, then trusted code and measurements (earlier names win)."""
     table: dict[str, CallHandler] = {name: call_builtin for name in FUNCTIONS}
     for name, formula in LIBRARY.items():
         table.setdefault(name, partial(call_formula, formula=formula))
     for name in KINDS:
         table.setdefault(name, partial(ask, trusted=None))
+    for name in MEASURE_CALLS:
+        table.setdefault(name, partial(measure_call, source=None))
     return table
 
 
@@ -68,12 +77,22 @@ def call(ev: Evaluator, node: ast.Call) -> Value:
     return handler(ev, node)
 
 
-def caller(trusted: TrustedCode | None) -> CallHandler:
-    """The call handler of an analysis whose trusted code is ``trusted`` (:func:`call` when None)."""
-    if trusted is None:
+def caller(
+    trusted: TrustedCode | None, measurements: MeasurementSource | None = None, path: str = "", text: str = ""
+) -> CallHandler:
+    """The call handler of an analysis of ``text`` at ``path`` with this trusted code and measurement cache.
+
+    :func:`call` itself when it has neither.
+    """
+    if trusted is None and measurements is None:
         return call
-    bound: dict[str, CallHandler] = {name: partial(ask, trusted=trusted) for name in KINDS
-                                   if getattr(CALLABLES.get(name), "func", None) is ask}  # fmt: skip
+    bound: dict[str, CallHandler] = {}
+    if trusted is not None:
+        bound.update({name: partial(ask, trusted=trusted) for name in KINDS
+                      if getattr(CALLABLES.get(name), "func", None) is ask})  # fmt: skip
+    if measurements is not None:
+        bound.update({name: partial(measure_call, source=measurements, path=path, text=text) for name in MEASURE_CALLS
+                      if getattr(CALLABLES.get(name), "func", None) is measure_call})  # fmt: skip
 
     def call_with_trusted_code(ev: Evaluator, node: ast.Call) -> Value:
         handler = bound.get(node.name)

@@ -79,16 +79,3 @@ def render_values(analysis: DocumentAnalysis) -> str:
         rows.append((problem.span.start, f"{line}: problem {problem.ident!r} {problem.status} ({counts})"))
     rows.sort(key=lambda row: row[0])
     return "\n".join(text for _, text in rows)
-
-
-def substitute_inline_values(analysis: DocumentAnalysis) -> str:
-    """The draft with every ``{calc}`expr``` replaced by its value (``margin render``)."""
-    text = analysis.text
-    pieces = []
-    position = 0
-    for value in sorted((v for v in analysis.values if v.inline), key=lambda v: v.span.start):
-        pieces.append(text[position : value.span.start])
-        pieces.append(value.display)
-        position = value.span.end
-    pieces.append(text[position:])
-    return "".join(pieces)

@@ -45,6 +45,10 @@ class LineIndex:
         """Number of lines; a trailing newline opens an empty last line."""
         return len(self.line_starts)
 
+    def line_start(self, line: int) -> int:
+        """Offset of the start of ``line`` (which exists)."""
+        return self.line_starts[line]
+
     def position(self, offset: int) -> tuple[int, int]:
         """Return the 0-based ``(line, column)`` of ``offset`` in code points."""
         offset = max(0, min(offset, len(self.text)))

@@ -19,17 +19,23 @@ from scaling_core import CODES, Config, DocumentAnalysis, analyze_document
 from scaling_core.document.analysis import ImportContext
 from server import reports
 from server.analysis.runner import runner_for
+from server.escaping import printable
+from server.measurements import cache_for
 from server.terminal import COLOR_CHOICES, use_color
 from server.text_report import to_statistics, to_text
 from server.workspace import (
+    DraftDecodeError,
+    DraftText,
     Project,
+    Skipped,
     UsageError,
+    decode_draft,
     discover,
     display_path,
     find_project,
     is_excluded,
     make_loader,
-    read_text,
+    read_draft,
     write_atomically,
 )
 
@@ -78,6 +84,8 @@ class Draft:
     path: str
     text: str
     file: Path | None
+    #: How the text was read (its encoding, to write a fix back byte for byte); None: given as text.
+    source: DraftText | None = None
 
 
 def selected_config(config: Config, select: list[str], ignore: list[str]) -> Config:
@@ -110,26 +118,67 @@ def _project(args: argparse.Namespace) -> Project:
     return find_project(first if first.exists() else Path.cwd(), args.config)
 
 
-def load_drafts(args: argparse.Namespace, project: Project) -> list[Draft]:
-    """The drafts named by the arguments, read from disk or stdin."""
+def load_drafts(args: argparse.Namespace, project: Project, skipped: list[Skipped] | None = None) -> list[Draft]:
+    """The drafts named by the arguments, read from disk or stdin.
+
+    A path that cannot be read (a folder that cannot be listed, a file that
+    cannot be opened or decoded) is not checked: a warning on stderr says so,
+    and it is added to ``skipped``.  A draft read with replacement characters
+    (not valid UTF-8) is checked, with a warning.
+    """
     if "-" in args.paths:
         if args.paths != ["-"]:
             raise UsageError("'-' (standard input) cannot be combined with other paths")
         name = args.stdin_filename or "-"
         if args.stdin_filename and args.force_exclude and is_excluded(Path(name), project):
             return []
-        return [Draft(display_path(Path(name)) if args.stdin_filename else name, sys.stdin.read(), None)]
+        shown = display_path(Path(name)) if args.stdin_filename else name
+        source = _read_stdin(shown)
+        return [Draft(shown, source.text, None, source)]
     if args.stdin_filename:
         raise UsageError("--stdin-filename needs '-' as the path")
+    skipped = [] if skipped is None else skipped
     files = discover(
         [Path(p) for p in args.paths],
         project,
         respect_gitignore=args.respect_gitignore,
         force_exclude=args.force_exclude,
+        skipped=skipped,
     )
-    if not files and not args.force_exclude:
+    if not files and not skipped and not args.force_exclude:
         raise UsageError("no Markdown files to check")
-    return [Draft(display_path(f), read_text(f), f) for f in files]
+    drafts = []
+    for file in files:
+        try:
+            source = read_draft(file)
+        except (OSError, DraftDecodeError) as error:
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+            skipped.append(Skipped(file, f"cannot read it: {reason}"))
+            continue
+        if source.warning is not None:
+            _warn(f"{printable(display_path(file))}: {source.warning}")
+        drafts.append(Draft(display_path(file), source.text, file, source))
+    for skip in skipped:
+        _warn(f"{printable(display_path(skip.path))}: skipped, {skip.reason}")
+    return drafts
+
+
+def _read_stdin(shown: str) -> DraftText:
+    """Standard input as a draft: its bytes decoded like a file's (a byte order mark, UTF-16 …)."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:  # a text stream (tests, embedding): already decoded
+        return DraftText(sys.stdin.read().removeprefix("\ufeff"))
+    try:
+        source = decode_draft(buffer.read())
+    except DraftDecodeError as error:
+        raise UsageError(f"{printable(shown)}: cannot read standard input: {error}") from None
+    if source.warning is not None:
+        _warn(f"{printable(shown)}: {source.warning}")
+    return source
+
+
+def _warn(message: str) -> None:
+    print(f"margin: warning: {message}", file=sys.stderr)
 
 
 def _with_progress(drafts: list[Draft], args: argparse.Namespace) -> Iterable[Draft]:
@@ -163,7 +212,7 @@ def analyze_drafts(
         yield analysis, time.perf_counter() - started
 
 
-def write_output(path: Path, text: str) -> None:
+def write_output(path: Path, text: str | bytes) -> None:
     """Write a report or a fixed draft atomically; an unwritable place is a usage error (exit 2)."""
     try:
         write_atomically(path, text)
@@ -179,9 +228,10 @@ def _apply_fixes(drafts: list[Draft], config: Config, project: Project, args: ar
     fixed = changed = 0
     diffs = []
     for draft in drafts:
-        if draft.file is not None and draft.text.encode("utf-8") != draft.file.read_bytes():
+        source = draft.source or DraftText(draft.text)
+        if draft.file is not None and source.encode(draft.text) != draft.file.read_bytes():
             # Read with replacement characters: rewriting it would change bytes outside any fix.
-            print(f"margin: {draft.path}: not valid UTF-8; not fixed", file=sys.stderr)
+            print(f"margin: {printable(draft.path)}: not valid UTF-8; not fixed", file=sys.stderr)
             continue
         outcome = fix_text(draft.text, draft.path, config, context)
         if outcome.text == draft.text:
@@ -192,7 +242,7 @@ def _apply_fixes(drafts: list[Draft], config: Config, project: Project, args: ar
             diffs.append(unified_diff(draft.path, draft.text, outcome.text))
         else:
             if draft.file is not None:
-                write_output(draft.file, outcome.text)
+                write_output(draft.file, source.encode(outcome.text))  # in its own encoding, mark and all
             draft.text = outcome.text
     if args.diff:
         if diffs:
@@ -212,15 +262,20 @@ def check_once(args: argparse.Namespace) -> int:
     """One run of ``margin check``: report and exit code."""
     project = _project(args)
     config = selected_config(project.config, args.select, args.ignore)
-    drafts = load_drafts(args, project)
+    skipped: list[Skipped] = []
+    drafts = load_drafts(args, project, skipped)
+    if skipped and not drafts:
+        raise UsageError(f"nothing could be read: {_paths(len(skipped))} skipped (see the warnings above)")
     if args.diff:
-        return _apply_fixes(drafts, config, project, args)
+        return max(_apply_fixes(drafts, config, project, args), _skip_status(skipped, args))
     from_stdin = bool(drafts) and drafts[0].file is None
     if args.fix:
         _apply_fixes(drafts, config, project, args)
         if from_stdin:  # like ruff: the fixed draft goes to stdout, the report to stderr
-            sys.stdout.write(drafts[0].text)
-    context = ImportContext(make_loader(project), trusted=runner_for(project.root, config))
+            _write_stdout(drafts[0])
+    context = ImportContext(
+        make_loader(project), trusted=runner_for(project.root, config), measurements=cache_for(project.root)
+    )
     timed = list(analyze_drafts(drafts, project, config, args, context))
     analyses, times = [analysis for analysis, _ in timed], [seconds for _, seconds in timed]
     paths = [draft.path for draft in drafts]
@@ -235,9 +290,34 @@ def check_once(args: argparse.Namespace) -> int:
         from server.coverage_report import coverage_of, total_line  # only with --coverage
 
         print(total_line(coverage_of(analyses, context)), file=destination)
+    unread = _skip_status(skipped, args)
     if args.exit_zero:
         return 0
-    return 1 if reports.summarize(analyses).failed else 0
+    return max(1 if reports.summarize(analyses).failed else 0, unread)
+
+
+def _paths(count: int) -> str:
+    return f"{count} path{'s' * (count != 1)}"
+
+
+def _skip_status(skipped: list[Skipped], args: argparse.Namespace) -> int:
+    """Paths that could not be read fail the run (exit 1) like an error: a draft nobody checked never passes."""
+    if not skipped:
+        return 0
+    if not args.quiet:
+        print(f"margin: {_paths(len(skipped))} skipped, not checked (see the warnings above)", file=sys.stderr)
+    return 0 if args.exit_zero else 1
+
+
+def _write_stdout(draft: Draft) -> None:
+    """A fixed draft from standard input, in the encoding it came in (byte order mark included)."""
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None or draft.source is None:
+        sys.stdout.write(draft.text)
+        return
+    sys.stdout.flush()
+    buffer.write(draft.source.encode(draft.text))
+    buffer.flush()
 
 
 def render_report(

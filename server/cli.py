@@ -1,4 +1,4 @@
-"""The ``margin`` command line: check, coverage, eval (and its REPL), render, hardware, lsp.
+"""The ``margin`` command line: check, coverage, eval (and its REPL), render, hardware, measure, worker, lsp.
 
 Exit codes: 0 when everything passes, 1 when any check fails or any error is
 reported, 2 for usage errors (bad options, missing paths, bad configuration)
@@ -24,6 +24,7 @@ from server.check_command import add_check_parser, run_check
 from server.coverage_command import add_coverage_parser, run_coverage
 from server.crash import report_internal_error
 from server.escaping import printable
+from server.measure_command import add_measure_parser, run_measure
 from server.render_command import add_render_parser, run_render
 from server.workspace import UsageError, find_project
 
@@ -54,6 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
     hardware = commands.add_parser("hardware", parents=[common], help="print the hardware catalog with sources")
     hardware.add_argument("chip", nargs="?")
     hardware.add_argument("--config", type=Path)
+
+    add_measure_parser(commands, common)
+    # Listed for --help only: main() hands `margin worker ...` to the worker, which parses its own options.
+    commands.add_parser("worker", help="serve measurements as JSON lines on stdio (margin measure starts it)")
     return parser
 
 
@@ -63,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
         # A file name that is not valid UTF-8 (surrogate escapes) is shown escaped, never a crash.
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
+    given = sys.argv[1:] if argv is None else argv
+    if given[:1] == ["worker"]:  # the worker parses its own options (argparse would take them for margin's)
+        return run_worker(argparse.Namespace(worker_args=given[1:]))
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -76,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
             "render": run_render,
             "hardware": run_hardware,
             "lsp": run_lsp,
+            "measure": run_measure,
+            "worker": run_worker,
         }
         handler = handlers[args.command]
         return handler(args)
@@ -172,6 +182,13 @@ def run_hardware(args: argparse.Namespace) -> int:
                 print(f"  {'':<19} note: {record.notes[field]}")
         print()
     return 0
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    """``margin worker``: the measurement worker (JAX is imported there, never by the other commands)."""
+    from server.worker.main import main as worker_main
+
+    return worker_main(list(args.worker_args))
 
 
 def run_lsp(args: argparse.Namespace) -> int:

@@ -66,3 +66,17 @@ def test_check_paths_errors(tmp_path: Path) -> None:
         margin.check_paths([tmp_path / "missing.md"])
     with pytest.raises(margin.MarginError, match="no Markdown files"):
         margin.check_paths([tmp_path])
+
+
+def test_check_paths_lists_what_it_could_not_read(tmp_path: Path, unreadable) -> None:
+    (tmp_path / "good.md").write_text("`2 * 3 = 6`\n", "utf-8")
+    (tmp_path / "locked.md").write_text("`2 * 3 = 7`\n", "utf-8")
+    (tmp_path / "private").mkdir()
+    (tmp_path / "private" / "c.md").write_text("`2 * 3 = 8`\n", "utf-8")
+    unreadable(tmp_path / "locked.md")
+    unreadable(tmp_path / "private")
+    report = margin.check_paths([tmp_path])
+    assert [c["status"] for c in report["checks"]] == ["pass"]
+    skipped = {Path(s["path"]).name: s["reason"] for s in report["skipped_paths"]}
+    assert set(skipped) == {"locked.md", "private"}, skipped
+    assert all("cannot read" in reason for reason in skipped.values())

@@ -19,6 +19,7 @@ from scaling_core import CODES, Config, analyze_document, config_from_mapping
 from scaling_core.document.analysis import ImportContext
 from scaling_core.render import render_analysis, render_values
 from server.analysis.runner import AnalysisRunner
+from server.measurements import CACHE_FILE, MeasurementCache
 
 GOLDEN = Path(__file__).parent / "golden"
 DOCUMENTS = sorted(GOLDEN.rglob("*.md"))
@@ -53,7 +54,11 @@ def render(document: Path) -> str:
     name = document.relative_to(GOLDEN).as_posix()
     text = document.read_bytes().decode("utf-8")
     config = folder_config(document)
-    context = ImportContext(load_relative, trusted=analysis_process() if config.trust else None)
+    # A folder with a .margin/measurements.json reads its measure_* calls from it, as margin check does.
+    measurements = MeasurementCache(document.parent) if (document.parent / CACHE_FILE).is_file() else None
+    context = ImportContext(
+        load_relative, trusted=analysis_process() if config.trust else None, measurements=measurements
+    )
     analysis = analyze_document(text, name, config, context=context)
     return f"{render_analysis(analysis)}\n\n--- values\n{render_values(analysis)}\n".replace("\r", "␍")
 

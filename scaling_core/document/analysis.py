@@ -7,46 +7,45 @@ input.  Files are reached only through the ``loader`` the caller passes in
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
+import bisect
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
 from scaling_core.config import Config
 from scaling_core.diagnostics import CODES, Diagnostic, Severity, make_diagnostic
 from scaling_core.document.cells import python_cells
-from scaling_core.document.effects import Effects, region_bounds
+from scaling_core.document.driver import Driver
+from scaling_core.document.effects import Effects, Results
 from scaling_core.document.extract import extract
-from scaling_core.document.forward import ForwardReferences, looks_below, waits
-from scaling_core.document.incremental import RegionCache, region_key
-from scaling_core.document.interpret import Interpreter
-from scaling_core.document.names import locate_unknown_names
-from scaling_core.document.regions import (
-    CalcRegion,
-    ClaimRegion,
-    CodeSpanRegion,
-    MathRegion,
-    ProblemRegion,
-    Region,
-    Suppression,
-)
+from scaling_core.document.imports import Edge, ImportMemo, SharedImport
+from scaling_core.document.incremental import RegionCache
+from scaling_core.document.interpret import Interpreter, internal_error
+from scaling_core.document.names import in_calc_block, locate_unknown_names, suggest_names
+from scaling_core.document.regions import ChunkScan, Extraction, Region, Suppression
 from scaling_core.document.results import Binding, CheckResult, CheckStatus, DocumentAnalysis, ProblemStatus
+from scaling_core.document.shift import shift_regions
 from scaling_core.document.verdicts import problem_diagnostic, problem_verdict, span_start
 from scaling_core.expr import syntax as ast
-from scaling_core.expr.values import EvaluationError, Limits
+from scaling_core.expr.values import OUT_OF_TIME, Budget, EvaluationError, Limits
 from scaling_core.external import TrustedCode
 from scaling_core.hardware.records import hardware_records
+from scaling_core.measured import MeasurementSource
 from scaling_core.prelude import caller
-from scaling_core.text import LineIndex, Span, holding
+from scaling_core.text import LineIndex, Span
 from scaling_core.units.arrays import quiet_arrays
 from scaling_core.units.registry import default_registry
 
 #: Resolves ``import "target"`` from the importing path: (resolved path, text) or None.
 SourceLoader = Callable[[str, str], "tuple[str, str] | None"]
 
-#: ``cancelled`` is polled every this many regions (a poll costs ~0.1 µs, a replayed region ~14 µs).
-STOP_POLL_REGIONS = 64
-_CALC_IGNORE = re.compile(r"#\s*margin\s*:\s*ignore\b\s*([\w\s,]*)")
+#: Seconds one analysis, with the drafts it imports, may evaluate for (then E003 says where it stopped).
+TIME_LIMIT_S = 20.0
+#: How deep ``import`` may nest (a draft importing one importing one …); deeper is E003.
+MAX_IMPORT_DEPTH = 32
+_TOO_DEEP = "imports nested more than"
+#: Errors of an imported draft that its importer reports at the import too: nesting too deep, and out of time.
+_PASSED_ON = (_TOO_DEEP, OUT_OF_TIME)
 #: The statuses whose diagnostic a suppression can hide (the check then counts as skipped).
 _FAILING = frozenset((CheckStatus.FAIL, CheckStatus.WARN))
 
@@ -64,6 +63,21 @@ class ImportContext:
     stack: list[str] = field(default_factory=list)
     #: Runs ```` ```python calc ```` blocks elsewhere when ``config.trust`` (None: they are not run).
     trusted: TrustedCode | None = None
+    #: What the analysis under way, with what it imports, has spent of its limits (None between analyses).
+    budget: Budget | None = None
+    #: Answers ``measure_*`` calls from the measurement cache (None: they are untested).
+    measurements: MeasurementSource | None = None
+    #: Imported drafts' analyses kept across analyses (the language server's; ``imports.py``).
+    memo: ImportMemo | None = None
+    #: Every ``import`` met, nested ones too: (importing path, target as written, resolved path, text).
+    edges: list[Edge] = field(default_factory=list)
+    #: The deepest the chain of importers went (``stack``'s longest).
+    deepest: int = 0
+
+    @property
+    def imported(self) -> frozenset[str]:
+        """Every draft read through an ``import``, nested ones too (resolved paths)."""
+        return frozenset(edge[2] for edge in self.edges if edge[2])
 
 
 def analyze_document(
@@ -88,18 +102,34 @@ def analyze_document(
     config = config or Config()
     context = context or ImportContext(loader)
     context.stack.append(path)
+    context.deepest = max(context.deepest, len(context.stack))
+    owner = context.budget is None  # the analysis asked for, not one of what it imports: it sets the budget
+    if owner:
+        context.budget = Budget(Limits(max_array_elements=config.max_array_elements, max_seconds=TIME_LIMIT_S))
     if cache is not None:
         cache.begin(config)
     check_stop = None if cancelled is None else partial(_check_stop, cancelled)
     try:
         known = index if index is not None and index.text is text else None
         result = _analyze(text, path, config, context, cache, known, check_stop)
+    except AnalysisCancelled:
+        if cache is not None:
+            cache.abandon()
+        raise
+    except Exception as error:  # noqa: BLE001 - a bug in Margin outside any statement: E999, never a crash
+        if cache is not None:
+            cache.abandon()
+        result = DocumentAnalysis(path, text, LineIndex(text))
+        result.diagnostics = [internal_error(error, Span(0, 0), "this document")]
+        return result
     except BaseException:
         if cache is not None:
             cache.abandon()
         raise
     finally:
         context.stack.pop()
+        if owner:
+            context.budget = None
     if cache is not None:
         cache.end()
     return result
@@ -128,31 +158,37 @@ def _analyze(
 
     interpreter = Interpreter(
         default_registry(), text, hardware_records(config), path, config.tolerance,
-        Limits(max_array_elements=config.max_array_elements), import_names, stamp_bindings=cache is not None,
+        context.budget.limits if context.budget else Limits(max_array_elements=config.max_array_elements),
+        import_names, stamp_bindings=cache is not None, budget=context.budget,
     )  # fmt: skip
+    if cache is not None:
+        cache.budget = interpreter.evaluator.budget
     cells = python_cells(found.python_blocks, text, path, config, context.trusted if config.trust else None)
     if cells.bindings:  # python functions: top-level names of the whole draft
         interpreter.apply(Effects(0, (), (), (), cells.bindings, ()), 0, replayed=False)
-    interpreter.evaluator.call = caller(context.trusted if config.trust else None)
+    interpreter.evaluator.call = caller(context.trusted if config.trust else None, context.measurements, path, text)
     try:
         with quiet_arrays():
-            _interpret(found.regions, found.problems, interpreter, config, cache, check_stop)
+            _interpret(found, interpreter, config, cache, check_stop)
     except BaseException:
         interpreter.release()
         raise
 
     results = interpreter.results
+    unknown = suggest_names(results.diagnostics, interpreter.scope.top_level, results.bindings, found.problems,
+                            interpreter.records, path)  # fmt: skip
     diagnostics = found.diagnostics + locate_unknown_names(
-        results.diagnostics, results.bindings, found.problems, found.regions, index, path
+        unknown, results.bindings, found.problems, partial(_in_calc, found), index, path
     )
     diagnostics += cells.diagnostics
-    suppressions = found.suppressions + _calc_suppressions(found.regions, index)
+    suppressions = found.suppressions + found.calc_suppressions
     diagnostics = _suppress(diagnostics, suppressions)
-    checks = sorted((_unless_suppressed(c, suppressions, config) for c in results.checks), key=span_start)
+    checks = _checks(results, suppressions, config, bool(found.problems))
+    listed = checks if isinstance(checks, list) else []  # a list whenever there are problems
     errors = sorted((d for d in diagnostics if d.severity is Severity.ERROR), key=span_start)
     problems = found.problems
-    result.problems = [problem_verdict(p, checks, errors) for p in problems]
-    verdicts = [problem_diagnostic(p, r, checks, errors)
+    result.problems = [problem_verdict(p, listed, errors) for p in problems]
+    verdicts = [problem_diagnostic(p, r, listed, errors)
                 for p, r in zip(problems, result.problems) if r.status != ProblemStatus.PASS]  # fmt: skip
     diagnostics += _suppress(verdicts, suppressions) + _unknown_codes(suppressions)
     result.diagnostics = _apply_settings(diagnostics, config)
@@ -161,98 +197,100 @@ def _analyze(
     result.records = interpreter.records
     result.references = results.references
     result.imports = results.imports
+    result.headings = found.headings
+    result.suppressions = [(s.start, s.end, s.codes) for s in suppressions]
     interpreter.release()
     return result
 
 
 def _interpret(
-    regions: list[Region],
-    problems: list[ProblemRegion],
+    found: Extraction,
     interpreter: Interpreter,
     config: Config,
     cache: RegionCache | None,
     check_stop: Callable[[], None] | None,
 ) -> None:
-    """Evaluate every region in document order, entering and leaving problem scopes.
+    """Evaluate every region in document order (``driver.py``), replaying what the cache knows."""
+    driver = Driver(interpreter, found.problems, config.code_spans, config.latex_math, cache, check_stop)
+    chunks = found.chunks or [(0, ChunkScan(regions=found.regions))]
+    driver.walk(chunks, cache.chunks.placed_regions if cache is not None else _placed)
 
-    A region the cache knows (same text, same problem, same values of the
-    names it mentions) is not evaluated: its recorded effects are applied
-    again where it now starts.  A claim or inline value naming something not
-    defined above it waits for the end of its scope (``forward.py``).
-    """
-    scope, text = interpreter.scope, interpreter.text
-    forward = ForwardReferences(interpreter, cache)
-    current: ProblemRegion | None = None
-    for number, region in enumerate(regions):
-        if check_stop is not None and not number % STOP_POLL_REGIONS:
-            check_stop()
-        start = region.number_span.start if isinstance(region, ClaimRegion) else region.span.start
-        inside = holding(problems, start) if problems else None
-        if inside is not current:
-            if current is not None:
-                forward.leave_problem()
-            current = inside
-            scope.enter(inside.ident if inside is not None else None)
-        if isinstance(region, CodeSpanRegion) and not (config.code_spans or region.role):
-            continue
-        if isinstance(region, MathRegion) and not config.latex_math:
-            continue
-        key, quiet = None, looks_below(region)  # a claim's unknown name may be defined below: no did-you-mean yet
-        if cache is None:
-            effects, delta, replayed = interpreter.evaluate(region, scope, quiet=quiet), 0, False
-        else:
-            key = region_key(region, text[start : region_bounds(region)[1]], scope)
-            if quiet and cache.waiting(key):
-                forward.defer(region, key, scope)
-                continue
-            found = cache.get(key)
-            if found is not None:
-                effects, delta, replayed = found, start - found.start, True
-            else:
-                effects, delta, replayed = interpreter.evaluate(region, scope, quiet=quiet), 0, False
-                cache.put(key, effects)
-        if quiet and not replayed and waits(effects):
-            if cache is not None and key is not None:
-                cache.mark_waiting(key)
-            forward.defer(region, key, scope)
-            continue
-        bindings = interpreter.apply(effects, delta, replayed=replayed)
-        if bindings:
-            forward.defined(bindings, current is not None)
-    forward.finish()
+
+def _in_calc(found: Extraction, offset: int) -> bool:
+    """Whether ``offset`` is inside a calc block (looking only at the regions of its chunk)."""
+    if not found.chunks:
+        return in_calc_block(found.regions, offset)
+    at = bisect.bisect_right(found.chunks, offset, key=_chunk_start) - 1
+    return at >= 0 and in_calc_block(found.chunks[at][1].regions, offset, found.chunks[at][0])
+
+
+def _chunk_start(chunk: tuple[int, ChunkScan]) -> int:
+    return chunk[0]
+
+
+def _placed(start: int, scan: ChunkScan) -> list[Region]:
+    return shift_regions(scan, start)
 
 
 def _import(statement: ast.Import, path: str, config: Config, context: ImportContext) -> dict[str, Binding]:
     loaded = context.loader(path, statement.path) if context.loader else None
     if loaded is None:
+        context.edges.append((path, statement.path, "", ""))  # not found: a draft that reads it depends on that too
         message = f"cannot import '{statement.path}': no such file in the workspace"
         raise EvaluationError(make_diagnostic("N006", message, statement.path_span))
     target, text = loaded
+    if len(context.stack) >= MAX_IMPORT_DEPTH:
+        message = f"{_TOO_DEEP} {MAX_IMPORT_DEPTH} drafts deep: '{statement.path}' is not read"
+        raise EvaluationError(make_diagnostic("E003", message, statement.path_span))
     if target in context.stack:
         chain = " -> ".join([*context.stack[context.stack.index(target) :], target])
         raise EvaluationError(make_diagnostic("N007", f"import cycle: {chain}", statement.path_span))
     if target not in context.cache:
-        context.cache[target] = analyze_document(text, target, config, context.loader, context)
+        context.cache[target] = _analyze_import(target, text, config, context)
+    context.edges.append((path, statement.path, target, text))
     imported = context.cache[target]
-    for cycle in (d for d in imported.diagnostics if d.code == "N007"):
-        raise EvaluationError(make_diagnostic("N007", cycle.message, statement.path_span))
+    if context.budget is not None and context.budget.stopped:
+        del context.cache[target]  # stopped part-way: not an analysis to reuse
+    for failed in (d for d in imported.diagnostics if d.code == "N007" or d.message.startswith(_PASSED_ON)):
+        raise EvaluationError(make_diagnostic(failed.code, failed.message, statement.path_span))
     return imported.exports
 
 
-def _calc_suppressions(regions: list[Region], index: LineIndex) -> list[Suppression]:
-    found = []
-    for region in regions:
-        if not isinstance(region, CalcRegion):
-            continue
-        for offset, line in region.lines:
-            if "margin" not in line:
-                continue
-            match = _CALC_IGNORE.search(line)
-            if match:
-                codes = frozenset(re.split(r"[\s,]+", match.group(1).strip())) - {""}
-                span = Span(offset + match.start(), offset + len(line))
-                found.append(Suppression(span, codes or None, offset, offset + len(line)))
-    return found
+def _analyze_import(target: str, text: str, config: Config, context: ImportContext) -> DocumentAnalysis:
+    """The analysis of an imported draft: shared from ``context.memo`` if it has a valid one, else made (and kept)."""
+    memo, depth = context.memo, len(context.stack)
+    if memo is not None and context.loader is not None:
+        shared = memo.get(target, text, config, context.stack, MAX_IMPORT_DEPTH - depth, context.loader)
+        if shared is not None:
+            context.edges.extend(shared.edges)
+            context.deepest = max(context.deepest, depth + 1 + shared.height)
+            return shared.analysis
+    edges, deepest = len(context.edges), context.deepest
+    context.deepest = depth
+    analysis = analyze_document(text, target, config, context.loader, context)
+    height = context.deepest - depth - 1
+    context.deepest = max(deepest, context.deepest)
+    if memo is not None and not any(d.message.startswith(_TOO_DEEP) for d in analysis.diagnostics):
+        memo.put(target, SharedImport(text, config, analysis, tuple(context.edges[edges:]), height))
+    return analysis
+
+
+def _checks(results: Results, suppressions: list[Suppression], config: Config, listed: bool) -> Sequence[CheckResult]:
+    """The checks in order of start, failing ones that are suppressed or turned off counting as skipped.
+
+    Moved into place only when needed: out of order (a claim that waited for
+    names below), a failing check to skip, or ``listed`` (problem verdicts read a list).
+    """
+    checks: Sequence[CheckResult] = results.checks
+    failing = results.failing
+    if not results.checks_in_order:
+        checks = sorted(checks, key=span_start)
+        failing = [n for n, check in enumerate(checks) if check.status in _FAILING]
+    if failing and (suppressions or any(level is None for level in config.severity.values())):
+        checks = list(checks)
+        for n in failing:
+            checks[n] = _unless_suppressed(checks[n], suppressions, config)
+    return list(checks) if listed and not isinstance(checks, list) else checks
 
 
 def _hidden(span: Span, code: str, suppressions: list[Suppression]) -> bool:

@@ -19,7 +19,7 @@ from scaling_core.document.regions import ClaimRegion
 from scaling_core.document.results import CheckKind
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.chain import ChainLink, Equation, chain_parts, computes, skipped_spans
-from scaling_core.expr.compare import Outcome, compare, last_digit_unit
+from scaling_core.expr.compare import Outcome, compare, last_digit_unit, mismatched_lengths
 from scaling_core.expr.evaluator import Evaluator
 from scaling_core.expr.lexer import MAGNITUDE_SUFFIXES, tokenize
 from scaling_core.expr.parser import parse_claim_expression
@@ -86,6 +86,8 @@ class Checking:
         if tolerance is None:
             return None, None
         if tolerance.relative is not None:
+            if not math.isfinite(tolerance.relative):
+                raise self.evaluator.fail("E002", "the tolerance is not a finite number", tolerance.span)
             return tolerance.relative, None
         assert tolerance.absolute is not None
         return None, self.evaluator.quantity(tolerance.absolute)
@@ -98,39 +100,53 @@ class Checking:
         precise to their number's last digit, scaled by the unit.  A claim
         that is any other expression has no printed precision (0).
         """
+        scales: list[tuple[str, ast.Expr]] = []  # `1923 tokens / sec`: the unit words after the number
+        while isinstance(expr, ast.Binary) and expr.op in ("*", "/"):
+            scales.append((expr.op, expr.right))
+            expr = expr.left  # a loop, not recursion: a claim may be a long product
         if isinstance(expr, ast.Unary):
-            return self.literal_precision(expr.operand)
-        if isinstance(expr, ast.Number):
+            ulp, factor = self.literal_precision(expr.operand)
+        elif isinstance(expr, ast.Number):
             text = expr.text.rstrip("kKMBT") if expr.text[-1:] in MAGNITUDE_SUFFIXES else expr.text
-            return last_digit_unit(text) * MAGNITUDE_SUFFIXES.get(expr.text[-1:], 1.0), 1.0
-        if isinstance(expr, ast.WithUnit) and isinstance(expr.operand, (ast.Number, ast.Unary)):
+            ulp, factor = last_digit_unit(text) * MAGNITUDE_SUFFIXES.get(expr.text[-1:], 1.0), 1.0
+        elif isinstance(expr, ast.WithUnit) and isinstance(expr.operand, (ast.Number, ast.Unary)):
             ulp, _ = self.literal_precision(expr.operand)
             factor, _dim, _label = self.evaluator.unit(expr.unit)
-            return ulp * factor, factor
-        if isinstance(expr, ast.Binary) and expr.op in ("*", "/"):
-            scale = self.unit_scale(expr.right)
-            ulp, factor = self.literal_precision(expr.left)
-            if scale is not None and ulp:
-                scale = scale if expr.op == "*" else 1 / scale
-                return ulp * scale, factor * scale
-        return 0.0, 1.0
+            ulp *= factor
+        else:
+            return 0.0, 1.0
+        for op, right in reversed(scales):
+            scale = self.unit_scale(right)
+            if scale is None or not ulp:
+                return 0.0, 1.0
+            scale = scale if op == "*" else 1 / scale
+            ulp, factor = ulp * scale, factor * scale
+        return ulp, factor
 
     def unit_scale(self, expr: ast.Expr) -> float | None:
         """The factor of a unit written as names (``sec``, ``tokens / sec``), or None if ``expr`` is not one.
 
-        A name the draft defines is a value, not a unit.
+        A name the draft defines is a value, not a unit.  A product of units
+        too large or small for a float is not one either.
         """
-        if isinstance(expr, ast.Name):
-            unit = self.registry.lookup(expr.name)
-            if unit is None or self.evaluator.lookup(expr.name) is not None:
+        factors: list[tuple[str, ast.Expr]] = []
+        while isinstance(expr, ast.Binary) and expr.op in ("*", "/"):
+            factors.append((expr.op, expr.right))
+            expr = expr.left  # a loop, not recursion: `ms * ms * …` may be long
+        if not isinstance(expr, ast.Name):
+            return None
+        unit = self.registry.lookup(expr.name)
+        if unit is None or self.evaluator.lookup(expr.name) is not None:
+            return None
+        if not (len(expr.name) > 1 or expr.name in ("s", "h")):
+            return None
+        total = unit.factor
+        for op, right in reversed(factors):
+            scale = self.unit_scale(right)
+            if scale is None:
                 return None
-            return unit.factor if len(expr.name) > 1 or expr.name in ("s", "h") else None
-        if isinstance(expr, ast.Binary) and expr.op in ("*", "/"):
-            left, right = self.unit_scale(expr.left), self.unit_scale(expr.right)
-            if left is None or right is None:
-                return None
-            return left * right if expr.op == "*" else left / right
-        return None
+            total = total * scale if op == "*" else total / scale
+        return total if 0 < abs(total) < math.inf else None
 
     def compared_quantity(self, value: Value, expr: ast.Expr, claimed: Quantity) -> Quantity:
         """The checked side ``expr`` (of value ``value``) as a quantity to compare with ``claimed``.
@@ -163,6 +179,9 @@ class Checking:
         """
         if ulp and claimed.free and claimed.dim:
             claimed = Quantity(claimed.value, claimed.dim, False, claimed.label)
+        mismatch = mismatched_lengths(computed, claimed, absolute)
+        if mismatch is not None:
+            raise self.evaluator.fail("E005", mismatch, span)
         try:
             return compare(
                 computed, op, claimed, ulp=ulp, relative_tolerance=self.tolerance,
@@ -282,7 +301,9 @@ class Checking:
             relative, absolute = self.tolerance_of(tolerance)
             try:
                 outcome = self.outcome(computed, op, claimed, region.number_span, ulp, factor, relative, absolute)
-            except EvaluationError:
+            except EvaluationError as failure:
+                if failure.diagnostic.code != "U001":
+                    raise
                 message = (
                     f"the claim {region.number_text} is in {describe_unit(claimed)} "
                     f"but '{region.expr_text.strip()}' is in {describe_unit(computed)}"

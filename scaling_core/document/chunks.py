@@ -1,10 +1,17 @@
 """Chunked extraction: parse only the parts of a document that changed.
 
-A document is split at headings that start a new block for certain: an ATX
-heading at column 0, after a blank line, outside any fenced block and any
-HTML comment.  No Markdown block crosses such a line, so each chunk parses on
-its own, and an unchanged chunk's scan is reused (shifted) from the cache
-(``incremental.ChunkCache``).
+A document is split where a new block starts for certain: a line at column
+0 after a blank line (a heading, a paragraph, a fence, a list), outside any
+fenced block and any HTML comment.  No Markdown block crosses such a line (a
+list item's or a quote's continuation is indented or marked, and a paragraph
+ends at a blank line), so each chunk parses on its own, and an unchanged
+chunk's scan is reused from the cache (``incremental.ChunkCache``).  A
+candidate cut inside a fence or an HTML block is noticed from the chunk's own
+parse and undone (``extract.py``), so markdown-it alone decides the block
+structure.  Two things a chunk cannot know are carried over here: the level
+of the section a problem starts in (its heading may be in an earlier chunk),
+and YAML front matter, which only the first chunk may hold (no cut inside it,
+and none before a ``---`` line, which would read as front matter).
 What spans chunks — problem extents, explicit problem markers, ``margin:
 off``/``on`` regions, next-line suppressions — is decided by :func:`finalize`.
 """
@@ -12,15 +19,30 @@ off``/``on`` regions, next-line suppressions — is decided by :func:`finalize`.
 from __future__ import annotations
 
 import bisect
+import math
 import re
+import zlib
+from dataclasses import replace
 from typing import Any
 
 from scaling_core.diagnostics import Diagnostic, make_diagnostic
-from scaling_core.document.regions import ChunkScan, ClaimRegion, Extraction, ProblemRegion, ProblemStart, Suppression
+from scaling_core.document.regions import ChunkScan, Extraction, ProblemRegion, ProblemStart, Suppression
 from scaling_core.text import LineIndex, Span
 
-#: A heading at column 0 right after a blank line: where a chunk may start.
-_CANDIDATE = re.compile(r"(?:\n[ \t]*\n|\r\n[ \t]*\r\n|\r[ \t]*\r)(?=#{1,6}(?:[ \t]|\r|\n|$))")
+#: A line at column 0 right after a blank line (not ``---``, which could open front matter): where a chunk may start.
+_CANDIDATE = re.compile(r"(?:\n[ \t]*\n|\r\n[ \t]*\r\n|\r[ \t]*\r)(?=[^\s-]|-(?!--))")
+#: The same for text with ``\n`` line breaks only (5x faster to search).
+_CANDIDATE_LF = re.compile(r"\n[ \t]*\n(?=[^\s-]|-(?!--))")
+#: A chunk is cut at a heading, at a candidate whose next line hashes to 0 modulo this (~1 in 4), or
+#: once it holds this many characters: a few paragraphs, and a long paragraph on its own.
+_CUT_EVERY = 4
+_CHUNK_CHARACTERS = 2048
+#: Drafts of n times this many characters (n > 1) have chunks about sqrt(n) times as long, headings or not.
+_SCALE_CHARACTERS = 400_000
+#: A fence this long starts a chunk of its own (``extract.py`` reads such a chunk without markdown-it).
+_LONG_BLOCK = 4096
+#: The line that closes YAML front matter (``---`` or ``...``), after the opening ``---``.
+_FRONT_MATTER_END = re.compile(r"(?:\r\n|\r|\n)(?:---|\.\.\.)")
 #: HTML blocks of CommonMark types 1-5 run to their own terminator, past blank lines and headings.
 _OPEN_HTML = (
     (re.compile(r"\s{0,3}<!--"), "-->"),
@@ -32,13 +54,38 @@ _OPEN_RAW = re.compile(r"\s{0,3}<(script|pre|style|textarea)(?:\s|>|$)", re.I)
 
 
 def split_chunks(text: str) -> list[tuple[int, int]]:
-    """Candidate chunks: cut before every heading that follows a blank line.
+    """Candidate chunks: cut before lines at column 0 that follow a blank line.
 
+    Not before every such line: before a heading or a long fence, before a line whose first
+    characters hash to 0 modulo :data:`_CUT_EVERY`, and where the chunk
+    already holds :data:`_CHUNK_CHARACTERS`.  So a chunk is a few short
+    paragraphs or one long one, and where a cut falls depends on the text
+    near it only: an edit changes its own chunk (and rarely the next).
     A candidate may cut through a fence or an HTML comment; :func:`extract`
-    notices from the chunk's own parse (:func:`is_open_at_end`) and merges it
+    notices from the chunk's own parse (``ChunkScan.open_at_end``) and merges it
     with the next, so markdown-it alone decides the block structure.
     """
-    bounds = [0] + [m.end() for m in _CANDIDATE.finditer(text)] + [len(text)]
+    first = 0
+    if text.startswith("---"):  # front matter: no cut before its closing line
+        closing = _FRONT_MATTER_END.search(text, 3)
+        first = closing.end() if closing is not None else len(text)
+    candidates = [match.end() for match in (_CANDIDATE if "\r" in text else _CANDIDATE_LF).finditer(text, first)]
+    candidates.append(len(text))
+    # A long draft gets longer chunks (~ the square root of its length): fewer to replay per keystroke.
+    scale = max(1, math.isqrt(len(text) // _SCALE_CHARACTERS))
+    longest, every = _CHUNK_CHARACTERS * scale, _CUT_EVERY * scale
+    bounds = [0]
+    last = 0
+    for at, after in zip(candidates, candidates[1:]):
+        if (
+            at - last >= longest
+            or (scale == 1 and text.startswith("#", at))
+            or (after - at >= _LONG_BLOCK and text.startswith(("```", "~~~"), at))  # read fast on its own
+            or not zlib.crc32(text[at : at + 24].encode("utf-8", "surrogatepass")) % every
+        ):
+            bounds.append(at)
+            last = at
+    bounds.append(len(text))
     return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a] or [(0, len(text))]
 
 
@@ -52,11 +99,16 @@ def html_block_is_open(content: str) -> bool:
 
 
 def finalize(scans: list[ChunkScan], text: str, index: LineIndex) -> Extraction:
-    """Join chunk scans and decide what spans chunks: problems and suppressions."""
+    """Join chunk scans (each in document offsets) and decide what spans chunks: problems and suppressions.
+
+    Each scan's regions are in document order (``extract.py`` sorts them), so
+    the joined list is too.
+    """
     out = Extraction()
     headings, starts, marks, directives, answers = [], [], [], [], []
     for scan in scans:
         out.regions += scan.regions
+        out.calc_suppressions += scan.calc_suppressions
         out.python_blocks += scan.python_blocks
         out.diagnostics += scan.diagnostics
         headings += scan.headings
@@ -66,11 +118,26 @@ def finalize(scans: list[ChunkScan], text: str, index: LineIndex) -> Extraction:
         answers += scan.answer_marks
     out.problems, problems = _explicit_problems(marks)
     out.diagnostics += problems
+    starts = _with_section_levels(starts, headings)
     out.problems += _book_problems(starts, headings, out.problems, answers, text)
     out.problems.sort(key=lambda p: p.span.start)
     out.suppressions = _suppressions(directives, index, len(text))
-    out.regions.sort(key=lambda r: r.number_span.start if isinstance(r, ClaimRegion) else r.span.start)
+    out.headings = headings
     return out
+
+
+def _with_section_levels(starts: list[ProblemStart], headings: list[tuple[int, int]]) -> list[ProblemStart]:
+    """Problem starts whose chunk had no heading before them (level -1) get the level of the last heading above."""
+    if not any(start.level < 0 for start in starts):
+        return starts
+    offsets = [offset for offset, _level in headings]
+    placed = []
+    for start in starts:
+        if start.level < 0:
+            above = bisect.bisect_left(offsets, start.offset) - 1
+            start = replace(start, level=headings[above][1] if above >= 0 else 0)
+        placed.append(start)
+    return placed
 
 
 def _explicit_problems(marks: list[tuple[str, Span, str]]) -> tuple[list[ProblemRegion], list[Diagnostic]]:
@@ -97,18 +164,28 @@ def _book_problems(
     answers: list[tuple[bool, int]],
     text: str,
 ) -> list[ProblemRegion]:
+    # Linear in the number of problems, headings and markers (a book has tens of thousands): each
+    # "first one after this offset" is a bisection, never a scan of everything before it.
+    spans = sorted((p.span.start, p.span.end) for p in explicit)
+    explicit_starts = [begin for begin, _end in spans]
+    reach, furthest = [], -1  # the furthest end of the explicit problems starting at or before each one
+    for _begin, finish in spans:
+        furthest = max(furthest, finish)
+        reach.append(furthest)
+    # The headings that end a section of each level, and so a problem started in it.
+    closers = {level: [o for o, lv in headings if lv <= level] for level in range(1, 7)}
     found = []
     for number, start in enumerate(starts):
-        if any(p.span.contains(start.offset) for p in explicit):
-            continue
+        opened = bisect.bisect_right(explicit_starts, start.offset)
+        if opened and reach[opened - 1] >= start.offset:
+            continue  # inside an explicit problem (end inclusive, as Span.contains)
         end = starts[number + 1].offset if number + 1 < len(starts) else len(text)
-        for offset, level in headings:
-            if offset > start.offset and level <= max(start.level, 1):
-                end = min(end, offset)
-                break
-        for other in explicit:
-            if other.span.start > start.offset:
-                end = min(end, other.span.start)
+        offsets = closers[min(max(start.level, 1), 6)]
+        after = bisect.bisect_right(offsets, start.offset)
+        if after < len(offsets):
+            end = min(end, offsets[after])
+        if opened < len(explicit_starts):
+            end = min(end, explicit_starts[opened])
         end = _answers_end(start.offset, end, answers, text)
         found.append(ProblemRegion(Span(start.offset, end), start.title_span, start.ident, start.title))
     return found

@@ -21,10 +21,13 @@ from typing import NamedTuple
 
 from scaling_core.diagnostics import Diagnostic
 from scaling_core.document.regions import ClaimRegion, Region
-from scaling_core.document.results import Binding, CheckResult, Reference, ValueResult
+from scaling_core.document.results import Binding, CheckResult, CheckStatus, Reference, ValueResult
 from scaling_core.document.segments import Segments
 from scaling_core.document.shift import move_binding, move_check, move_reference, move_value, shift_diagnostic
 from scaling_core.document.verdicts import CheckReporting
+
+#: A check status whose diagnostic a suppression may hide.
+_FAILING = (CheckStatus.FAIL, CheckStatus.WARN)
 
 
 class Imported(NamedTuple):
@@ -47,7 +50,12 @@ class Effects:
     bindings: tuple[Binding, ...]
     references: tuple[Reference, ...]
     imports: tuple[Imported, ...] = ()
+    #: Sweep elements the region computed (a replay spends them again from the analysis's budget).
+    elements: int = 0
     _owners: tuple[int | None, ...] | None = field(default=None, init=False, repr=False, compare=False)
+    _check_facts: tuple[int, int, bool, tuple[int, ...]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @property
     def owners(self) -> tuple[int | None, ...]:
@@ -63,14 +71,26 @@ class Effects:
         return owners
 
     @property
+    def check_facts(self) -> tuple[int, int, bool, tuple[int, ...]]:
+        """Of its checks (at least one): the first start, the largest start, whether they are in order of
+        start, and the positions of the failing ones (FAIL or WARN).  Worked out once."""
+        facts = self._check_facts
+        if facts is None:
+            starts = [check.span.start for check in self.checks]
+            failing = tuple(n for n, check in enumerate(self.checks) if check.status in _FAILING)
+            in_order = all(a <= b for a, b in zip(starts, starts[1:]))
+            facts = self._check_facts = (starts[0], max(starts), in_order, failing)
+        return facts
+
+    @property
     def replayable(self) -> bool:
         """Whether a later analysis may apply these effects again instead of evaluating the region.
 
         Not when the region imports (the imported draft may have changed by
-        then), nor when it has an unknown name (N001: its did-you-mean note
-        lists every similar name in scope, not only the names it reads).
+        then).  An unknown name's did-you-mean note is added after the
+        analysis (``names.suggest_names``), so its N001 replays like any diagnostic.
         """
-        return not self.imports and not any(d.code == "N001" for d in self.diagnostics)
+        return not self.imports
 
 
 class Recording(CheckReporting):
@@ -92,8 +112,9 @@ class Recording(CheckReporting):
         self.references: list[Reference] = []
         self.imports: list[Imported] = []
 
-    def effects(self, start: int) -> Effects:
-        """The effects recorded, for a region that starts at ``start``; the recording is empty again after."""
+    def effects(self, start: int, elements: int = 0) -> Effects:
+        """The effects recorded, for a region that starts at ``start`` (having computed ``elements`` sweep
+        elements); the recording is empty again after."""
         diagnostics, values, checks = self.diagnostics, self.values, self.checks
         bindings, references, imports = self.bindings, self.references, self.imports
         # Written out, testing before each call: this runs for every region evaluated.
@@ -105,6 +126,7 @@ class Recording(CheckReporting):
             tuple(bindings) if bindings else (),
             tuple(references) if references else (),
             tuple(imports) if imports else (),
+            elements,
         )
         if diagnostics:
             diagnostics.clear()
@@ -127,11 +149,17 @@ class Results:
 
     diagnostics: list[Diagnostic] = field(default_factory=list)
     values: Segments[ValueResult] = field(default_factory=Segments)
-    checks: list[CheckResult] = field(default_factory=list)
+    #: Moved into place when first read, like values: most analyses read only the failing ones.
+    checks: Segments[CheckResult] = field(default_factory=Segments)
     bindings: list[Binding] = field(default_factory=list)
     references: Segments[Reference] = field(default_factory=Segments)
     #: The targets of the ``import`` statements met, in order.
     imports: list[str] = field(default_factory=list)
+    #: Whether the checks were added in order of start (claims that waited for names below come last),
+    #: where the failing ones (FAIL or WARN) are among them, and the largest start so far.
+    checks_in_order: bool = True
+    failing: list[int] = field(default_factory=list)
+    last_check: int = -1
 
     def add(self, effects: Effects, delta: int, resolve: Callable[[str], Binding | None] | None) -> tuple[Binding, ...]:
         """Add a region's effects, ``delta`` further on than recorded; returns its definitions as added.
@@ -139,7 +167,7 @@ class Results:
         ``resolve`` is None for effects just evaluated, which go in as they
         are.  A replayed region's references are re-resolved with it (its own
         definitions aside); its definitions, checks and diagnostics are moved
-        now (scopes, verdicts and publishing read them), its values and
+        now (scopes and publishing read them), its values, checks and
         references when first read (:class:`Segments`).
         """
         bindings = effects.bindings
@@ -165,7 +193,17 @@ class Results:
             else:
                 self.values.extend(effects.values)
         if effects.checks:
-            self.checks.extend([move_check(delta, c) for c in effects.checks] if delta else effects.checks)
+            first, last, in_order, failing = effects.check_facts
+            if not in_order or first + delta < self.last_check:
+                self.checks_in_order = False
+            self.last_check = max(self.last_check, last + delta)
+            if failing:
+                count = len(self.checks)
+                self.failing.extend([count + n for n in failing])
+            if delta:
+                self.checks.add_moved(effects.checks, partial(move_check, delta))
+            else:
+                self.checks.extend(effects.checks)
         if bindings:
             self.bindings.extend(bindings)
         if effects.imports:

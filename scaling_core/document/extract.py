@@ -13,15 +13,25 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import lru_cache
+from itertools import accumulate
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from mdit_py_plugins.colon_fence import colon_fence_plugin
+from mdit_py_plugins.front_matter import front_matter_plugin
 
 from scaling_core.diagnostics import make_diagnostic
 from scaling_core.document.chunks import finalize, html_block_is_open, split_chunks
 from scaling_core.document.incremental import ChunkCache
 from scaling_core.document.latex import find_math
-from scaling_core.document.problem_syntax import answer_marks, bold_problem, directive, exercise, reads_body
+from scaling_core.document.problem_syntax import (
+    answer_marks,
+    bold_problem,
+    directive,
+    directive_options,
+    exercise,
+    reads_body,
+)
 from scaling_core.document.prose import TRAILING_NUMBER
 from scaling_core.document.regions import (
     CalcRegion,
@@ -30,7 +40,10 @@ from scaling_core.document.regions import (
     CodeSpanRegion,
     Extraction,
     PythonRegion,
+    Region,
+    Suppression,
 )
+from scaling_core.document.shift import shift_regions
 from scaling_core.text import LineIndex, Span
 
 _COMMENT = re.compile(r"<!--(.*?)(?:-->|\Z)", re.S)
@@ -46,6 +59,7 @@ _MARGIN = re.compile(r"\s*margin\s*:\s*(ignore|off|on)\b\s*(.*?)\s*$", re.S)
 #: (``<!-- <- check -->``): not a claim, even after a number.
 _HTML_COMMENT = re.compile(r"\s*<(?:/?[A-Za-z][^>]*>|!|-)")
 _BACKTICKS = re.compile(r"`+")
+_CALC_IGNORE = re.compile(r"#\s*margin\s*:\s*ignore\b\s*([\w\s,]*)")
 _EMPHASIS_TAIL = re.compile(r"[*_]+$")
 
 
@@ -58,8 +72,10 @@ def _closing_backticks(count: int) -> re.Pattern[str]:
 @lru_cache(maxsize=1)
 def _block_parser() -> MarkdownIt:
     # Tables need no rule of their own: a table is then a paragraph, whose raw
-    # lines are scanned for code spans and claims like any other.
-    parser = MarkdownIt("commonmark")
+    # lines are scanned for code spans and claims like any other.  MyST's colon
+    # fences (``:::{note}``) are blocks like backtick fences; YAML front matter is
+    # skipped (CommonMark would read its closing ``---`` as a heading underline).
+    parser = MarkdownIt("commonmark").use(colon_fence_plugin).use(front_matter_plugin)
     parser.disable(["inline", "text_join"])
     return parser
 
@@ -76,7 +92,9 @@ class _Extractor:
         return starts[line] if line < len(starts) else len(self.text)
 
     def run(self) -> ChunkScan:
-        self.walk(_block_parser().parse(self.text), 0, 0, top=True)
+        # Level -1: the section level is not known yet (a heading in an earlier chunk decides it, see chunks.py).
+        self.walk(_block_parser().parse(self.text), 0, -1, top=True)
+        self.out.regions.sort(key=_region_start)
         return self.out
 
     def walk(self, tokens: list[Token], shift: int, section_level: int, *, top: bool) -> None:
@@ -91,6 +109,10 @@ class _Extractor:
                     self.out.headings.append((self.line_offset(first), section_level))
             elif token.type == "fence":
                 self.fence(token.info.strip(), first, last, token.markup, section_level)
+                if top and not self.fence_closed(first, last, token.markup):
+                    self.out.open_at_end = True
+            elif token.type == "colon_fence":
+                self.colon_fence(token.info.strip(), first, last, token.markup, section_level)
                 if top and not self.fence_closed(first, last, token.markup):
                     self.out.open_at_end = True
             elif token.type == "html_block":
@@ -112,10 +134,10 @@ class _Extractor:
 
     def fence(self, info: str, first: int, last: int, markup: str, section_level: int) -> None:
         named = directive(info)
-        if named is not None:
+        if named is not None and named[0] != "calc":
             self.directive(*named, first, last, markup, section_level)
             return
-        words = info.split()
+        words = ["calc"] if named is not None else info.split()
         if not words or "calc" not in words[:2]:
             return
         open_line = self.index.line_text(first)
@@ -130,16 +152,44 @@ class _Extractor:
             return
         prefix = len(open_line) - len(open_line.lstrip(" >\t"))
         lines = []
-        for line in range(first + 1, content_end):
+        body_start = first + 1
+        if named is not None:  # a ``{calc}`` directive: its option lines (``:label: x``) are not statements
+            body_start += directive_options([self.index.line_text(n) for n in range(first + 1, content_end)])
+        if prefix == 0 and body_start < content_end and "\r" not in self.text:  # the common case, written out fast
+            begin = self.line_offset(body_start)
+            rows = self.text[begin : self.index.line_end(content_end - 1)].split("\n")
+            lines = list(zip(accumulate(map((1).__add__, map(len, rows)), initial=begin), rows))
+        for line in range(body_start, content_end) if not lines else ():
             raw = self.index.line_text(line)
             strip = min(prefix, len(raw) - len(raw.lstrip(" >\t")))
             lines.append((self.line_offset(line) + strip, raw[strip:]))
-        self.out.regions.append(CalcRegion(span, tuple(lines), hidden=False))
+        self.calc_region(CalcRegion(span, tuple(lines), hidden=False))
         if not closed:
             opener = Span(self.line_offset(first), self.index.line_end(first))
             self.out.diagnostics.append(
                 make_diagnostic("S002", f"unterminated calc block: add a closing {markup} line", opener)
             )
+
+    def calc_region(self, region: CalcRegion) -> None:
+        """Keep a calc block and the ``# margin: ignore`` suppressions on its lines."""
+        self.out.regions.append(region)
+        for offset, line in region.lines:
+            if "margin" in line and (match := _CALC_IGNORE.search(line)) is not None:
+                codes = frozenset(re.split(r"[\s,]+", match.group(1).strip())) - {""}
+                span = Span(offset + match.start(), offset + len(line))
+                self.out.calc_suppressions.append(Suppression(span, codes or None, offset, offset + len(line)))
+
+    def colon_fence(self, info: str, first: int, last: int, markup: str, level: int) -> None:
+        """A MyST colon fence (``:::{note}``): a directive like its backtick form; quoted or indented, plain text."""
+        opener = self.index.line_text(first)
+        if len(opener) - len(opener.lstrip(" ")) > 3 or opener.lstrip().startswith(">"):
+            self.scan_inline(first, last)  # read as the paragraph CommonMark makes of it
+            return
+        named = directive(info)
+        if named is not None and named[0] == "calc":
+            self.fence(info, first, last, markup, level)
+        else:
+            self.directive(*(named or ("", info)), first, last, markup, level)
 
     def directive(self, name: str, argument: str, first: int, last: int, markup: str, level: int) -> None:
         """A MyST directive fence: its body is read like any text; ``{exercise}`` and ``{solution}`` make problems."""
@@ -250,7 +300,7 @@ class _Extractor:
                 continue
             lines.append((content_offset + position, piece))
             position += len(piece)
-        self.out.regions.append(CalcRegion(span, tuple(lines), hidden=True))
+        self.calc_region(CalcRegion(span, tuple(lines), hidden=True))
         if not terminated:
             opener = Span(span.start, span.start + 4 + keyword + 4)
             self.out.diagnostics.append(
@@ -320,9 +370,47 @@ def _mask(chunk: str, ranges: list[tuple[int, int]]) -> str:
     return "".join(pieces)
 
 
+def _region_start(region: Region) -> int:
+    return region.number_span.start if isinstance(region, ClaimRegion) else region.span.start
+
+
 def scan_chunk(text: str) -> ChunkScan:
     """Scan one chunk of a document (offsets relative to the chunk)."""
+    if len(text) > _LONG_FENCE and text.startswith(("```", "~~~")) and "\r" not in text:
+        scan = _lone_fence(text)
+        if scan is not None:
+            return scan
     return _Extractor(text, LineIndex(text)).run()
+
+
+#: A chunk longer than this that is one fenced block is read without markdown-it (which reads it line by line).
+_LONG_FENCE = 4096
+_OPENING_FENCE = re.compile(r"(`{3,}|~{3,})([^\n]*)\n")
+
+
+def _lone_fence(text: str) -> ChunkScan | None:
+    """The scan of a chunk that is one fenced block at column 0 and blank lines, as markdown-it would make it.
+
+    CommonMark: the block ends at the first line of at least as many of the
+    opening characters, indented at most three spaces, with only spaces or
+    tabs after them; a backtick fence's info string has no backtick.  Any
+    other chunk: None.
+    """
+    opening = _OPENING_FENCE.match(text)
+    if opening is None:
+        return None
+    markup, info = opening.groups()
+    if markup[0] == "`" and "`" in info:
+        return None
+    character = re.escape(markup[0])
+    closing = re.compile(rf"^ {{0,3}}{character}{{{len(markup)},}}[ \t]*$", re.M).search(text, opening.end())
+    if closing is None or text[closing.end() :].strip():
+        return None
+    extractor = _Extractor(text, LineIndex(text))
+    last = text.count("\n", 0, closing.start()) + 1
+    extractor.fence(info.strip(), 0, last, markup, -1)
+    extractor.out.regions.sort(key=_region_start)
+    return extractor.out
 
 
 def extract(
@@ -334,14 +422,16 @@ def extract(
     """Find calc blocks, code spans, claims, problems and suppressions in ``text``.
 
     The text is scanned in chunks (see :mod:`chunks`); with a ``cache`` from
-    the previous version, unchanged chunks are not parsed again.  ``check_stop``
-    is called before each chunk is parsed and may raise to abandon the work.
+    the previous version, unchanged chunks are not parsed again, and their
+    regions are placed only when asked (:func:`all_regions`, or the region
+    driver chunk by chunk).  ``check_stop`` is called before each chunk is
+    parsed and may raise to abandon the work.
     """
     index = index or LineIndex(text)
     if cache is None:
         # One pass needs no chunks; the property test checks that chunked scans agree.
         return finalize([_Extractor(text, index).run()], text, index)
-    scans = []
+    scans, chunks = [], []
     bounds = [end for _start, end in split_chunks(text)]
     start, next_bound = 0, 0
     while start < len(text):
@@ -357,6 +447,24 @@ def extract(
             next_bound += 1
             if not scan.open_at_end or end == len(text):
                 break  # otherwise the open block runs on: merge with the next chunk
-        scans.append(cache.placed(chunk, start, scan))
+        if _marked(scan):  # the rest of a scan is only its regions, placed when the driver asks
+            scans.append(cache.placed(chunk, start, scan))
+        chunks.append((start, scan))
         start = end
-    return finalize(scans, text, index)
+    found = finalize(scans, text, index)
+    found.chunks = chunks
+    return found
+
+
+def _marked(scan: ChunkScan) -> bool:
+    """Whether a chunk holds more than regions: what :func:`finalize` reads in document offsets."""
+    return bool(scan.headings or scan.diagnostics or scan.python_blocks or scan.bold_starts or scan.problem_marks
+                or scan.margin_marks or scan.answer_marks or scan.calc_suppressions)  # fmt: skip
+
+
+def all_regions(found: Extraction, cache: ChunkCache | None = None) -> list[Region]:
+    """Every region of ``found`` in document offsets (placing those of a chunked extraction, once)."""
+    if found.chunks and not found.regions:
+        for start, scan in found.chunks:
+            found.regions += cache.placed_regions(start, scan) if cache is not None else shift_regions(scan, start)
+    return found.regions

@@ -6,17 +6,17 @@ value reads each name's latest definition above it; a name with none above
 reads its first definition below, in the same scope (the same problem, or
 the top level).  Calc blocks stay top-down.
 
-The driver (``analysis.py``) evaluates every region in document order,
-claims and inline values *quietly* (an unknown name gets no did-you-mean:
-finding one costs a scan of every name in scope).  One that meets an unknown
-name is *deferred*, with the definitions it could see where it stands.
-Definitions made later in its scope are noted as they are applied; when the
-scope ends (the problem is left, or the draft ends) the region is evaluated
-again over its names as they were plus the first definitions below.  If a
-name is still unknown then, it is evaluated once more over every name in
-its scope, for the error's did-you-mean.  With a region cache, the second
-evaluation is cached under the region's key plus the values of the
-definitions below, so an edit elsewhere replays it like any other region.
+The driver (``driver.py``) evaluates every region in document order
+(*quietly*: an unknown name's did-you-mean note is added once the analysis
+is done, ``names.suggest_names``).  A claim or inline value that meets an
+unknown name is *deferred*, with the definitions it could see where it
+stands.  Definitions made later in its scope are noted as they are applied;
+when the scope ends (the problem is left, or the draft ends) the region is
+evaluated again over its names as they were plus the first definitions
+below (and a name it mentions that its scope has by then in another way,
+through an import below).  With a region cache, that evaluation is cached
+under the region's key plus the values of those definitions, so an edit
+elsewhere replays it like any other region, unknown names included.
 """
 
 from __future__ import annotations
@@ -105,42 +105,56 @@ class ForwardReferences:
         self.local = ([], {})
         scope = self.interpreter.scope
         for deferred in regions:
-            self.resolve(deferred, lambda: {**scope.top_level, **(scope.local or {})})
+            self.resolve(deferred, scope.binding)
 
     def finish(self) -> None:
         """The draft ends: evaluate what still waits (the last problem's, then the top level's)."""
         self.leave_problem()
         regions, _ = self.top
         self.top = ([], {})
-        scope = self.interpreter.scope
+        top_level = self.interpreter.scope.top_level
         for deferred in regions:
-            self.resolve(deferred, lambda: dict(scope.top_level))
+            self.resolve(deferred, top_level.get)
 
-    def resolve(self, deferred: Deferred, in_scope: Callable[[], dict[str, Binding]]) -> None:
+    def resolve(self, deferred: Deferred, in_scope: Callable[[str], Binding | None]) -> None:
         """Evaluate a deferred region over its names above and the first definitions below, and apply it.
 
-        ``in_scope`` gives every name of its scope now, for the did-you-mean of a name still unknown.
+        ``in_scope`` finds a name in its scope now: a name it mentions that is
+        neither above nor below may be there all the same (imported below).
         """
-        interpreter = self.interpreter
-        effects = None
-        if deferred.below:
-            view = self.view({**deferred.above, **deferred.below}, deferred.problem)
-            key = None
-            if self.cache is not None and deferred.key is not None:
-                below = tuple((name, _stamp(binding)) for name, binding in sorted(deferred.below.items()))
-                key = ("below", deferred.key, below)
-                found = self.cache.get(key)
-                if found is not None:
-                    interpreter.apply(found, region_bounds(deferred.region)[0] - found.start, view=view)
-                    return
-            effects = interpreter.evaluate(deferred.region, view)
-            if key is not None and self.cache is not None:
-                self.cache.put(key, effects)
-        if effects is None or waits(effects):
-            # A name it mentions is defined nowhere it can see: the error, with every name in scope for did-you-mean.
-            names = {**in_scope(), **deferred.above, **deferred.below}
-            effects = interpreter.evaluate(deferred.region, self.view(names, deferred.problem))
-        interpreter.apply(effects, 0, replayed=False)
+        names = {**deferred.above, **deferred.below}
+        below = tuple((name, _stamp(binding)) for name, binding in sorted(deferred.below.items()))
+        effects, view, replayed = self.evaluate(deferred, names, ("below", below))
+        if waits(effects):
+            start, end = region_bounds(deferred.region)
+            extra = {}
+            for name in identifiers(self.interpreter.text[start:end]):
+                if name not in names and (binding := in_scope(name)) is not None:
+                    extra[name] = binding
+            if extra:  # still unknown where it stands, yet its scope has it by now (imported below)
+                seen = tuple((name, _stamp(binding)) for name, binding in sorted(extra.items()))
+                effects, view, replayed = self.evaluate(deferred, {**extra, **names}, ("in scope", below, seen))
+        if replayed:
+            self.interpreter.apply(effects, region_bounds(deferred.region)[0] - effects.start, view=view)
+        else:
+            self.interpreter.apply(effects, 0, replayed=False)
+
+    def evaluate(
+        self, deferred: Deferred, names: dict[str, Binding], inputs: tuple[Any, ...]
+    ) -> tuple[Effects, Scope, bool]:
+        """``deferred``'s effects over exactly ``names`` (from the cache, under its key and ``inputs``,
+        when it has them), the scope they were evaluated in, and whether they came from the cache."""
+        view = self.view(names, deferred.problem)
+        key = None
+        if self.cache is not None and deferred.key is not None:
+            key = (deferred.key, *inputs)
+            found = self.cache.get(key)
+            if found is not None:
+                return found, view, True
+        effects = self.interpreter.evaluate(deferred.region, view, quiet=True)
+        if key is not None and self.cache is not None:
+            self.cache.put(key, effects)
+        return effects, view, False
 
     def view(self, names: dict[str, Binding], problem: str | None) -> Scope:
         """A scope holding exactly ``names`` (and the chips), inside ``problem``."""

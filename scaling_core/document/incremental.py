@@ -6,12 +6,14 @@ what it reads: every identifier in its text).  Its effects — values, checks,
 diagnostics, definitions, references — are recorded relative to its start
 and replayed, shifted, when a later analysis meets the same key.  So an edit
 re-evaluates the changed regions and those whose inputs changed: exactly its
-dependents.  Regions with ``import`` or an unknown name are always evaluated
+dependents.  Regions with ``import`` are always evaluated
 (:attr:`Effects.replayable`); a claim or inline value that met an unknown
 name is remembered as waiting (it may read a name defined below, see
-``forward.py``).  The cache keeps only what the latest analysis
-used, so it never grows past one document.  The driver (``analysis.py``)
-asks the cache before it asks the interpreter to evaluate a region.
+``forward.py``).  Runs (a chunk's regions in one scope, ``driver.py``) are
+kept the same way, keyed by their chunk and every name their regions read.
+The cache keeps what the latest analysis used (a replayed run's regions
+included), so it never grows past about twice one document.  The driver
+(``driver.py``) asks the cache before it asks the interpreter to evaluate a region.
 
 :class:`ChunkCache` does the same one level down, for the Markdown scan of
 each chunk (see ``chunks.py``).  Moving reused results into place is
@@ -26,13 +28,14 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
+from scaling_core.diagnostics import Diagnostic
 from scaling_core.document.effects import Effects
-from scaling_core.document.regions import ChunkScan, Region
+from scaling_core.document.regions import ChunkScan, ClaimRegion, Region
 from scaling_core.document.results import Binding
 from scaling_core.document.scope import Scope
-from scaling_core.document.shift import shift_scan
+from scaling_core.document.shift import shift_regions, shift_scan
 from scaling_core.expr.lexer import IDENTIFIER
-from scaling_core.expr.values import Record, ShapeValue
+from scaling_core.expr.values import BUDGET_SPENT, Budget, Record, ShapeValue
 from scaling_core.units.arrays import is_array
 from scaling_core.units.quantity import Quantity
 
@@ -45,15 +48,21 @@ class ChunkCache:
     def __init__(self) -> None:
         self._entries: dict[str, ChunkScan] = {}
         self._next: dict[str, ChunkScan] = {}
-        #: The last absolute placement of each chunk: (start, scan shifted there).
+        #: The last absolute placement of each chunk: (start, scan shifted there, without its regions).
         self._placed: dict[str, tuple[int, ChunkScan]] = {}
+        #: Regions placed in the latest extractions, by (scan, start): (scan, regions).
+        self._regions: dict[tuple[int, int], tuple[ChunkScan, list[Region]]] = {}
+        self._next_regions: dict[tuple[int, int], tuple[ChunkScan, list[Region]]] = {}
         self.parsed = 0
         self.reused = 0
+        #: The scans parsed by the latest extraction (their chunks were just edited), by id.
+        self.fresh: set[int] = set()
 
     def begin(self) -> None:
         """Start an extraction."""
         self._next = {}
         self.parsed = self.reused = 0
+        self.fresh = set()
 
     def end(self) -> None:
         """Keep only the chunks just used."""
@@ -64,6 +73,8 @@ class ChunkCache:
         """An extraction stopped part-way: keep the old chunks and the ones it scanned."""
         self._entries.update(self._next)
         self._next = {}
+        self._regions.update(self._next_regions)
+        self._next_regions = {}
 
     def get(self, chunk: str) -> ChunkScan | None:
         """A previous scan of an identical chunk."""
@@ -76,20 +87,35 @@ class ChunkCache:
     def put(self, chunk: str, scan: ChunkScan) -> None:
         """Remember a fresh scan."""
         self._next[chunk] = scan
+        self.fresh.add(id(scan))
         self.parsed += 1
 
     def placed(self, chunk: str, start: int, scan: ChunkScan) -> ChunkScan:
-        """``scan`` shifted to ``start``, reusing the last placement when the chunk did not move."""
+        """``scan`` shifted to ``start`` without its regions, reusing the last placement when the chunk did not move.
+
+        Regions are placed only when asked (:meth:`placed_regions`): most
+        chunks' regions are replayed as a whole without being looked at.
+        """
         previous = self._placed.get(chunk)
         if previous is not None and previous[0] == start:
             return previous[1]
-        shifted = shift_scan(scan, start)
+        shifted = shift_scan(scan, start, regions=False)
         self._placed[chunk] = (start, shifted)
         return shifted
+
+    def placed_regions(self, start: int, scan: ChunkScan) -> list[Region]:
+        """The regions of ``scan`` in document offsets, for a chunk at ``start`` (reused while it stays there)."""
+        key = (id(scan), start)
+        found = self._regions.get(key) or self._next_regions.get(key)
+        if found is None or found[0] is not scan:
+            found = (scan, shift_regions(scan, start))
+        self._next_regions[key] = found
+        return found[1]
 
     def end_placements(self) -> None:
         """Forget placements of chunks the latest extraction did not use."""
         self._placed = {chunk: self._placed[chunk] for chunk in self._entries if chunk in self._placed}
+        self._regions, self._next_regions = self._next_regions, {}
 
 
 class RegionCache:
@@ -103,27 +129,50 @@ class RegionCache:
         #: Keys of claims and inline values that met an unknown name where they stand (see ``forward.py``).
         self._waiting: set[tuple[Any, ...]] = set()
         self._next_waiting: set[tuple[Any, ...]] = set()
+        #: Runs (``driver.py``): the regions of a chunk in one scope, replayed as a whole.
+        self._runs: dict[tuple[Any, ...], Any] = {}
+        self._next_runs: dict[tuple[Any, ...], Any] = {}
         self._config: object = None
         self.evaluated = 0
         self.reused = 0
         #: Statements (values and checks) produced by the regions evaluated in the latest analysis.
         self.statements = 0
+        #: Regions the latest analysis looked up one by one (not replayed with their run).
+        self.walked = 0
+        #: The budget of the analysis under way: a region is replayed only if it still fits in it.
+        self.budget: Budget | None = None
 
     def begin(self, config: object) -> None:
         """Start an analysis; settings changes invalidate everything."""
         if config != self._config:
             self._entries = {}
             self._waiting = set()
+            self._runs = {}
             self._config = config
         self._next = {}
         self._next_waiting = set()
-        self.evaluated = self.reused = self.statements = 0
+        self._next_runs = {}
+        self.evaluated = self.reused = self.statements = self.walked = 0
         self.chunks.begin()
 
     def end(self) -> None:
-        """Keep only the entries this analysis used."""
-        self._entries, self._next = self._next, {}
+        """Keep the entries this analysis used (a replayed run's regions count as used: the walk of the
+        run after an edit inside it needs them).
+
+        Entries it did not use are dropped once they pass a quarter of the used
+        ones (not every time: that would touch every region of every replayed
+        run; measured: keeping up to 4,096 unused pieces of a long block being
+        typed in held 130 MB).
+        """
+        live = len(self._next) + sum(len(run.entries) for run in self._next_runs.values())
+        self._entries.update(self._next)
+        if len(self._entries) > live + live // 4 + 64:
+            for run in self._next_runs.values():
+                self._next.update(run.entries)
+            self._entries = self._next
+        self._next = {}
         self._waiting, self._next_waiting = self._next_waiting, set()
+        self._runs, self._next_runs = self._next_runs, {}
         self.chunks.end()
 
     def abandon(self) -> None:
@@ -132,6 +181,8 @@ class RegionCache:
         self._next = {}
         self._waiting |= self._next_waiting
         self._next_waiting = set()
+        self._runs.update(self._next_runs)
+        self._next_runs = {}
         self.chunks.abandon()
 
     def get(self, key: tuple[Any, ...]) -> Effects | None:
@@ -145,6 +196,8 @@ class RegionCache:
             self._next[key] = found
         else:
             found = self._next.get(key)
+        if found is not None and found.elements and self.budget is not None and self.budget.room(found.elements):
+            return None  # evaluated again, it would now run out of sweep elements, as a full analysis does
         if found is not None:
             self.reused += 1
         return found
@@ -161,13 +214,33 @@ class RegionCache:
         """Remember that the region of ``key`` met an unknown name with these inputs."""
         self._next_waiting.add(key)
 
+    def get_run(self, key: tuple[Any, ...], scan: ChunkScan) -> Any:
+        """The recorded run (``driver.Run``) for ``key``, if any and still of ``scan`` (and keep it)."""
+        found = self._runs.get(key) or self._next_runs.get(key)
+        if found is None or found.scan is not scan:
+            return None
+        if found.elements and self.budget is not None and self.budget.room(found.elements):
+            return None  # as for a region (:meth:`get`): walked again, as a full analysis walks it
+        self._next_runs[key] = found
+        self.reused += found.counted
+        return found
+
+    def put_run(self, key: tuple[Any, ...], run: Any) -> None:
+        """Record a run just walked."""
+        self._next_runs[key] = run
+
     def put(self, key: tuple[Any, ...], effects: Effects) -> None:
-        """Record a freshly evaluated region's effects, unless they may not be replayed (:attr:`Effects.replayable`)."""
-        if not effects.replayable:
+        """Record a freshly evaluated region's effects, unless they may not be replayed (:attr:`Effects.replayable`,
+        or a bug or a spent budget stopped it: evaluated again, it may well go further)."""
+        if not effects.replayable or any(_incomplete(d) for d in effects.diagnostics):
             return
         self._next[key] = effects
         self.evaluated += 1
         self.statements += len(effects.values) + len(effects.checks)
+
+
+def _incomplete(diagnostic: Diagnostic) -> bool:
+    return diagnostic.code == "E999" or (diagnostic.code == "E003" and diagnostic.message.startswith(BUDGET_SPENT))
 
 
 def fingerprint(value: object) -> object:
@@ -185,34 +258,65 @@ def fingerprint(value: object) -> object:
     return ("other", id(value))
 
 
-@lru_cache(maxsize=65536)
 def identifiers(text: str) -> tuple[str, ...]:
-    """Every identifier in ``text``, in order, without repeats (memoised: regions repeat)."""
+    """Every identifier in ``text``, in order, without repeats (memoised for short texts: regions repeat).
+
+    A long text (a whole block being typed in) is not memoised: every
+    version typed would stay in memory (measured: ~0.5 MB a keystroke in a
+    5,000-statement block).  Short texts (regions) and medium ones (pieces
+    of long blocks, ``pieces.py``) are, in memos of bounded size: at most
+    16 MB and 8 MB of text.
+    """
+    if len(text) <= 1024:
+        return _short_identifiers(text)
+    if len(text) <= 16384:
+        return _medium_identifiers(text)
+    return tuple(dict.fromkeys(_IDENTIFIER.findall(text)))
+
+
+@lru_cache(maxsize=16384)
+def _short_identifiers(text: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(_IDENTIFIER.findall(text)))
+
+
+@lru_cache(maxsize=512)
+def _medium_identifiers(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(_IDENTIFIER.findall(text)))
 
 
 def region_key(region: Region, source: str, scope: Scope) -> tuple[Any, ...]:
-    """The cache key of ``region``, whose text is ``source``, evaluated in ``scope`` as it is now."""
+    """The cache key of ``region``, whose text is ``source``, evaluated in ``scope`` as it is now.
+
+    A claim's expression is read from its comment with the paragraph's code spans masked, which
+    depends on backticks outside ``source``: the key holds that expression as it is evaluated.
+    """
     local = scope.local
     return (
         type(region),
-        source,
+        (source, region.expr_text) if isinstance(region, ClaimRegion) else source,
         scope.problem,
         local is not None,
-        inputs_of(source, local, scope.top_level, scope.records),
+        inputs_for(identifiers(source), local, scope.top_level, scope.records),
     )
 
 
 def inputs_of(
     text: str, local: dict[str, Binding] | None, top: dict[str, Binding], records: Mapping[str, Record]
 ) -> tuple[Any, ...]:
-    """What each name ``text`` mentions means now: (name, fingerprint of its value, defined in this scope).
+    """What each name ``text`` mentions means now: (name, fingerprint of its value, defined in this scope)."""
+    return inputs_for(identifiers(text), local, top, records)
 
-    Part of a region's cache key; it runs for every region on every edit, hence written out flat.
+
+def inputs_for(
+    mentioned: tuple[str, ...], local: dict[str, Binding] | None, top: dict[str, Binding], records: Mapping[str, Record]
+) -> tuple[Any, ...]:
+    """What each name in ``mentioned`` means now: (name, fingerprint of its value, defined in this scope).
+
+    Part of a region's (and a run's) cache key; it runs for every one on every edit, hence written out flat.
     """
     scope = local if local is not None else top
     names = []
-    for name in identifiers(text):
+    for name in mentioned:
         binding = (local.get(name) if local is not None else None) or top.get(name)
         if binding is not None:
             stamp = binding.fingerprint if binding.fingerprint is not None else fingerprint(binding.value)

@@ -15,12 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from scaling_core import prelude
-from scaling_core.diagnostics import make_diagnostic
+from scaling_core.diagnostics import Diagnostic, make_diagnostic
 from scaling_core.document.checking import Checking
 from scaling_core.document.effects import Effects, Imported, Recording, Results
 from scaling_core.document.incremental import fingerprint
 from scaling_core.document.latex import read_math
-from scaling_core.document.regions import CalcRegion, CodeSpanRegion, MathRegion, Region
+from scaling_core.document.pieces import CalcPiece
+from scaling_core.document.regions import CalcRegion, ClaimRegion, CodeSpanRegion, MathRegion, Region
 from scaling_core.document.results import Binding, CheckKind, Reference, ValueResult
 from scaling_core.document.scope import RegionScope, Scope
 from scaling_core.expr import syntax as ast
@@ -28,7 +29,15 @@ from scaling_core.expr.chain import read_code_span
 from scaling_core.expr.evaluator import Evaluator
 from scaling_core.expr.lexer import tokenize, tokenize_lines
 from scaling_core.expr.parser import parse_statements
-from scaling_core.expr.values import EvaluationError, Limits, Record, Value, describe_unit, unknown_value
+from scaling_core.expr.values import (
+    Budget,
+    EvaluationError,
+    Limits,
+    Record,
+    Value,
+    describe_unit,
+    unknown_value,
+)
 from scaling_core.text import Span
 from scaling_core.units.display import format_quantity
 from scaling_core.units.quantity import Quantity, UnitError, convert_dim
@@ -36,6 +45,13 @@ from scaling_core.units.registry import UnitRegistry
 
 #: How a value is displayed (see :attr:`ValueResult.display_as`).
 DisplayAs = str | tuple[float, str] | None
+
+
+def internal_error(error: BaseException, span: Span, what: str = "this statement") -> Diagnostic:
+    """E999: an exception that is a bug in Margin, reported where it happened instead of crashing the analysis."""
+    detail = f"{type(error).__name__}: {error}"
+    detail = detail if len(detail) <= 200 else detail[:199] + "…"
+    return make_diagnostic("E999", f"internal error: {detail}; {what} is not checked, please report it", span)
 
 
 @dataclass
@@ -51,6 +67,8 @@ class Interpreter(Checking):
     import_names: Callable[[ast.Import], dict[str, Binding]]
     #: Whether each definition carries the fingerprint of its value (region-cache keys read it).
     stamp_bindings: bool = False
+    #: What the analysis (with what it imports) has spent of its limits; a fresh one when None.
+    budget: Budget | None = None
     #: What the applied effects add up to.
     results: Results = field(default_factory=Results)
 
@@ -61,8 +79,9 @@ class Interpreter(Checking):
         self.region_scope = RegionScope(self.scope)
         self.out = Recording()
         self.evaluator = Evaluator(
-            self.registry, self.region_scope.lookup, self.region_scope.visible_names, prelude.call, self.limits
-        )
+            self.registry, self.region_scope.lookup, self.region_scope.visible_names, prelude.call, self.limits,
+            budget=self.budget or Budget(self.limits),
+        )  # fmt: skip
         self.evaluator.on_name = self.record_reference
 
     def release(self) -> None:
@@ -81,29 +100,38 @@ class Interpreter(Checking):
 
         ``quiet``: an unknown name gets no did-you-mean (see :meth:`RegionScope.begin`).
         """
-        if isinstance(region, CodeSpanRegion) and not (
-            region.role or "=" in region.text or "≈" in region.text or "~" in region.text
+        start = region.number_span.start if isinstance(region, ClaimRegion) else region.span.start
+        budget = self.evaluator.budget
+        if budget.stopped or (
+            isinstance(region, CodeSpanRegion)
+            and not (region.role or "=" in region.text or "≈" in region.text or "~" in region.text)
         ):
-            return Effects(region.span.start, (), (), (), (), ())  # ordinary code (most code spans): nothing to check
+            return Effects(start, (), (), (), (), ())  # ordinary code (most code spans), or out of time
         self.region_scope.begin(scope, quiet=quiet)
         out = self.out
         out.problem = scope.problem
+        spent, hints_before = budget.elements, len(self.evaluator.hints)
         try:
             if isinstance(region, CalcRegion):
                 self.evaluate_calc_block(region)
-                return out.effects(region.span.start)
-            if isinstance(region, CodeSpanRegion):
+            elif (why := budget.out_of_time()) is not None:
+                out.diagnostics.append(make_diagnostic("E003", why, _statement_span(region)))
+            elif isinstance(region, CodeSpanRegion):
                 self.evaluate_code_span(region)
-                return out.effects(region.span.start)
-            if isinstance(region, MathRegion):
+            elif isinstance(region, MathRegion):
                 for equation in read_math(region, self.is_unit):  # LaTeX math: checked as code-span chains
                     self.check_chain(equation)
-                return out.effects(region.span.start)
-            self.check_claim(region)
-            return out.effects(region.number_span.start)
+            else:
+                self.check_claim(region)
+        except Exception as error:  # noqa: BLE001 - a bug in Margin: E999 here, the rest of the draft is still checked
+            del self.evaluator.hints[hints_before:]
+            out.diagnostics.append(internal_error(error, _statement_span(region)))
+            if isinstance(region, ClaimRegion) and not any(c.span == region.number_span for c in out.checks):
+                out.record_skip(CheckKind.CLAIM, region.number_span, region.op, region.number_text)
         except BaseException:
             out.effects(0)  # a failure that is not the draft's: leave the recording empty for the next region
             raise
+        return out.effects(start, budget.elements - spent)
 
     def apply(
         self, effects: Effects, delta: int, *, replayed: bool = True, view: Scope | None = None
@@ -116,6 +144,8 @@ class Interpreter(Checking):
         Returns the region's definitions as added.
         """
         resolve = (view or self.scope).binding if replayed else None
+        if replayed and effects.elements:
+            self.evaluator.budget.elements += effects.elements  # as evaluating it again would have spent
         bindings = self.results.add(effects, delta, resolve)
         if bindings or effects.imports:
             self.scope.add(bindings, effects.imports)
@@ -123,8 +153,12 @@ class Interpreter(Checking):
 
     # -- calc blocks -------------------------------------------------------------
     def evaluate_calc_block(self, region: CalcRegion) -> None:
-        """Lex, parse and run every statement of a calc block."""
-        tokens, problems = tokenize_lines(self.text, region.lines, region.span.end)
+        """Lex, parse and run every statement of a calc block (or of a piece of a long one, ``pieces.py``)."""
+        if isinstance(region, CalcPiece):
+            tokens, problems = tokenize_lines(self.text, region.lines, region.span.end,
+                                              following=region.following, contiguous=region.contiguous)  # fmt: skip
+        else:
+            tokens, problems = tokenize_lines(self.text, region.lines, region.span.end)
         self.out.diagnostics.extend(problems)
         statements, problems = parse_statements(tokens, self.is_unit)
         self.out.diagnostics.extend(self.with_suggestions(d) for d in problems)
@@ -132,8 +166,15 @@ class Interpreter(Checking):
             self.run_statement(statement)
 
     def run_statement(self, statement: ast.Statement) -> None:
-        """Run one statement; failures become diagnostics."""
+        """Run one statement; failures become diagnostics (a bug in Margin too: E999 at the statement)."""
         out = self.out
+        budget = self.evaluator.budget
+        if budget.stopped:
+            return
+        why = budget.out_of_time()
+        if why is not None:
+            out.diagnostics.append(make_diagnostic("E003", why, statement.span))
+            return
         hints_before = len(self.evaluator.hints)
         try:
             if isinstance(statement, ast.Import):
@@ -154,6 +195,10 @@ class Interpreter(Checking):
             if isinstance(statement, ast.Definition) and failure.diagnostic.code == "T003":  # nor are its uses
                 reason = failure.diagnostic.message.removeprefix("untested: ").split(" is not known: ", 1)[-1]
                 self.define(statement.name, unknown_value(statement.name, reason), statement.name_span, statement.expr)
+            if isinstance(statement, ast.Check):
+                out.record_skip(CheckKind.CALC, statement.span, statement.op, self.source(statement.right.span))
+        except Exception as error:  # noqa: BLE001 - a bug in Margin: E999 at this statement, the others still run
+            out.diagnostics.append(internal_error(error, statement.span))
             if isinstance(statement, ast.Check):
                 out.record_skip(CheckKind.CALC, statement.span, statement.op, self.source(statement.right.span))
         self.keep_hints(hints_before)
@@ -231,6 +276,15 @@ class Interpreter(Checking):
             last = values.pop()
             values.append(ValueResult(region.span, last.display_as, last.quantity, None, True, last.expr))
         del self.evaluator.hints[hints_before:]
+
+
+def _statement_span(region: Region) -> Span:
+    """Where a region's statement is written: a claim's number, a code span's or math's content."""
+    if isinstance(region, ClaimRegion):
+        return region.number_span
+    if isinstance(region, (CodeSpanRegion, MathRegion)):
+        return region.content_span
+    return region.span
 
 
 def _quantity(value: Value) -> Quantity | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import fields, replace
 from typing import get_args
 
@@ -20,6 +20,7 @@ from scaling_core.diagnostics import Diagnostic, Related
 from scaling_core.document.effects import region_bounds
 from scaling_core.document.regions import CalcRegion, ProblemRegion, Region
 from scaling_core.document.results import Binding
+from scaling_core.document.suggest import locked, scope_names
 from scaling_core.expr import syntax as ast
 from scaling_core.text import LineIndex, holding
 from scaling_core.units.registry import UnitRegistry
@@ -72,11 +73,52 @@ def bare_unit_note(name: str) -> str:
     return f"a bare word here is a name; a unit goes after a number (2 {name})"
 
 
+def suggest_names(
+    diagnostics: list[Diagnostic],
+    top_level: Iterable[str],
+    bindings: Sequence[Binding],
+    problems: list[ProblemRegion],
+    records: Iterable[str],
+    path: str,
+) -> list[Diagnostic]:
+    """Unknown-name errors (N001) with their did-you-mean note: names of the use's scope that are spelled alike.
+
+    Added once the analysis is done (regions are evaluated without it, so an
+    unknown name replays like any other result): the candidates are the names
+    of the scope the use is in, wherever in it they are defined (the top
+    level's, with imported ones, plus those of the problem holding the use),
+    and the chips, but not the name itself (defined where the use cannot see
+    it: :func:`locate_unknown_names` says where).  What was found is kept
+    up to date across analyses (``suggest.py``): no scan of every name.
+    """
+    if not any(d.code == "N001" for d in diagnostics):
+        return diagnostics
+    shared = frozenset([*top_level, *records])
+    scopes: dict[ProblemRegion | None, frozenset[str]] = {}
+    suggested = []
+    with locked():
+        for diagnostic in diagnostics:
+            match = _UNKNOWN_NAME.match(diagnostic.message) if diagnostic.code == "N001" else None
+            if match is not None and not any(note.startswith("did you mean") for note in diagnostic.notes):
+                problem = holding(problems, diagnostic.span.start) if problems else None
+                names = scopes.get(problem)
+                if names is None:
+                    local = [b.name for b in bindings if problem is not None and b.path == path
+                             and problem.span.start <= b.span.start < problem.span.end]  # fmt: skip
+                    names = scopes[problem] = shared | frozenset(local)
+                ident = problem.ident if problem is not None else None
+                note = scope_names(path, ident, names).note(match.group("name"))
+                if note is not None:
+                    diagnostic = replace(diagnostic, notes=(note, *diagnostic.notes))
+            suggested.append(diagnostic)
+    return suggested
+
+
 def locate_unknown_names(
     diagnostics: list[Diagnostic],
     bindings: Sequence[Binding],
     problems: list[ProblemRegion],
-    regions: list[Region],
+    in_calc: Callable[[int], bool],
     index: LineIndex,
     path: str,
 ) -> list[Diagnostic]:
@@ -86,7 +128,8 @@ def locate_unknown_names(
     Question 1 (line 17); names in a problem are local to it".  A definition
     below, in the use's own scope or at the top level: "'t' is defined below
     (line 9)" and why it is not seen.  Each gets the definition as related
-    information.  Other diagnostics are returned as they are.
+    information.  Other diagnostics are returned as they are.  ``in_calc``
+    says whether an offset is inside a calc block.
     """
     if not any(d.code == "N001" for d in diagnostics):
         return diagnostics
@@ -94,22 +137,25 @@ def locate_unknown_names(
     for binding in bindings:
         if binding.path == path:
             by_name.setdefault(binding.name, []).append(binding)
-    starts = [region_bounds(region)[0] for region in regions]
     located = []
     for diagnostic in diagnostics:
         match = _UNKNOWN_NAME.match(diagnostic.message) if diagnostic.code == "N001" else None
         found = by_name.get(match.group("name"), []) if match else []
         if found:
-            in_calc = _in_calc(regions, starts, diagnostic.span.start)
-            diagnostic = _located(diagnostic, found, problems, index, in_calc)
+            diagnostic = _located(diagnostic, found, problems, index, in_calc(diagnostic.span.start))
         located.append(diagnostic)
     return located
 
 
-def _in_calc(regions: list[Region], starts: list[int], offset: int) -> bool:
-    at = bisect.bisect_right(starts, offset) - 1
+def in_calc_block(regions: Sequence[Region], offset: int, base: int = 0) -> bool:
+    """Whether ``offset`` is inside a calc block of ``regions`` (in order, their offsets ``base`` before the document's)."""
+    at = bisect.bisect_right(regions, offset - base, key=_region_start) - 1
     region = regions[at] if at >= 0 else None
-    return isinstance(region, CalcRegion) and region.span.contains(offset)
+    return isinstance(region, CalcRegion) and region.span.contains(offset - base)
+
+
+def _region_start(region: Region) -> int:
+    return region_bounds(region)[0]
 
 
 def _located(

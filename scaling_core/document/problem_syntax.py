@@ -96,3 +96,13 @@ def exercise(argument: str, body: list[str], start: int, title_span: Span, level
             label = option.group("value")
     ident = f"Exercise {label}" if label else "Exercise"
     return ProblemStart(start, title_span, ident, argument or ident, level)
+
+
+def directive_options(body: list[str]) -> int:
+    """How many of a directive body's first lines are options (``:label: x``), which are not its content."""
+    count = 0
+    for line in body:
+        if _OPTION.match(line) is None:
+            break
+        count += 1
+    return count

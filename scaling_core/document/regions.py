@@ -92,6 +92,12 @@ class Extraction:
     python_blocks: list[PythonRegion] = field(default_factory=list)
     suppressions: list[Suppression] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    headings: list[tuple[int, int]] = field(default_factory=list)  # (offset of its line, level)
+    #: ``# margin: ignore`` lines of calc blocks.
+    calc_suppressions: list[Suppression] = field(default_factory=list)
+    #: With a chunk cache: each chunk as (its start, its scan with offsets relative to that start).  Then
+    #: ``regions`` stays empty until :func:`~scaling_core.document.extract.all_regions` places them.
+    chunks: list[tuple[int, ChunkScan]] = field(default_factory=list)
 
 
 @dataclass
@@ -111,6 +117,15 @@ class ChunkScan:
     open_at_end: bool = False
     #: Answer blocks: (True, where one opens) and (False, the end of the line that closes one), in order.
     answer_marks: list[tuple[bool, int]] = field(default_factory=list)
+    #: ``# margin: ignore`` lines of its calc blocks.
+    calc_suppressions: list[Suppression] = field(default_factory=list)
+    #: Filled in by the region driver when first needed: where each region starts (relative), and for
+    #: ranges of its regions under given settings, every name their checked regions mention (with the
+    #: range's end negated: ``()`` if one of them is checked, None if none is).
+    starts: list[int] | None = field(default=None, compare=False, repr=False)
+    names: dict[tuple[bool, bool, int, int], tuple[str, ...] | None] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
 
 @dataclass(frozen=True)

@@ -166,7 +166,7 @@ class DocumentAnalysis:
     index: LineIndex
     diagnostics: list[Diagnostic] = field(default_factory=list)
     values: Sequence[ValueResult] = field(default_factory=list)  # a Segments: moved parts built when read
-    checks: list[CheckResult] = field(default_factory=list)
+    checks: Sequence[CheckResult] = field(default_factory=list)  # a Segments, like values
     problems: list[ProblemResult] = field(default_factory=list)
     #: Top-level names visible to importers, in definition order.
     exports: dict[str, Binding] = field(default_factory=dict)
@@ -178,6 +178,11 @@ class DocumentAnalysis:
     references: Sequence[Reference] = field(default_factory=list)  # a Segments, like values
     #: The targets of the draft's ``import "..."`` statements as written, in order (resolved or not).
     imports: list[str] = field(default_factory=list)
+    #: Each Markdown heading outside directives: (offset of its line, level), in order.
+    headings: list[tuple[int, int]] = field(default_factory=list)
+    #: Where diagnostics are suppressed: (start, end, codes or None for every code), from
+    #: ``<!-- margin: ... -->`` comments and ``# margin: ignore`` lines.
+    suppressions: list[tuple[int, int, frozenset[str] | None]] = field(default_factory=list)
 
     def line(self, offset: int) -> int:
         """1-based line of an offset."""

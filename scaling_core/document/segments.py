@@ -69,6 +69,29 @@ class Segments(Sequence[T]):
             return last[start - (self._length - len(last)) :]
         return self._flat()[start:]
 
+    def since(self, start: int) -> list[T]:
+        """The items from index ``start`` on, moving into place only the parts that hold them.
+
+        Those parts become one ready part (what is read later reads the same objects).
+        """
+        parts = self._parts
+        first, before = len(parts), self._length
+        while first > 0 and before > start:
+            first -= 1
+            part = parts[first]
+            before -= len(part) if type(part) is list else len(part[0])
+        if first == len(parts):
+            return []
+        tail: list[T] = []
+        for part in parts[first:]:
+            if type(part) is list:
+                tail.extend(part)
+            else:
+                recorded, move = part
+                tail.extend(map(move, recorded))
+        parts[first:] = [tail]
+        return tail[start - before :]
+
     def _flat(self) -> list[T]:
         if len(self._parts) == 1 and type(self._parts[0]) is list:
             return self._parts[0]

@@ -22,6 +22,7 @@ from scaling_core.document.regions import (
     MathRegion,
     PythonRegion,
     Region,
+    Suppression,
 )
 from scaling_core.document.results import Binding, CheckResult, Reference, ValueResult
 from scaling_core.text import Span
@@ -124,12 +125,19 @@ def shift_region(region: Region | PythonRegion, delta: int) -> Region | PythonRe
     return PythonRegion(shift_span(region.span, delta), shift_span(region.info_span, delta))
 
 
-def shift_scan(scan: ChunkScan, delta: int) -> ChunkScan:
-    """A chunk's scan as if the chunk started at ``delta``."""
+def shift_regions(scan: ChunkScan, delta: int) -> list[Region]:
+    """A chunk's regions as if the chunk started at ``delta``."""
     if delta == 0:
+        return scan.regions
+    return [shift_region(r, delta) for r in scan.regions]  # type: ignore[misc]
+
+
+def shift_scan(scan: ChunkScan, delta: int, *, regions: bool = True) -> ChunkScan:
+    """A chunk's scan as if the chunk started at ``delta`` (without its regions unless ``regions``)."""
+    if delta == 0 and regions:
         return scan
     return ChunkScan(
-        [shift_region(r, delta) for r in scan.regions],  # type: ignore[misc]
+        shift_regions(scan, delta) if regions else [],
         [shift_region(p, delta) for p in scan.python_blocks],  # type: ignore[misc]
         [shift_diagnostic(d, delta) for d in scan.diagnostics],
         [(offset + delta, level) for offset, level in scan.headings],
@@ -138,4 +146,6 @@ def shift_scan(scan: ChunkScan, delta: int) -> ChunkScan:
         [(kind, shift_span(span, delta), codes) for kind, span, codes in scan.margin_marks],
         scan.open_at_end,
         [(opens, offset + delta) for opens, offset in scan.answer_marks],
-    )
+        [Suppression(shift_span(x.span, delta), x.codes, x.start + delta, x.end + delta)
+         for x in scan.calc_suppressions],
+    )  # fmt: skip

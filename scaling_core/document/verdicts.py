@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import math
 import re
 from typing import TypeVar
 
@@ -88,7 +89,10 @@ class CheckReporting:
         scale = outcome.claimed.value / number.value if number.value else 1.0
         if not scale:
             return ()
-        text = restyle(float(computed.value) / scale, match.group("num") + (match.group("exp") or ""))
+        value = float(computed.value) / scale
+        if not math.isfinite(value):
+            return ()  # 1e308 s claimed in ms: no number to write
+        text = restyle(value, match.group("num") + (match.group("exp") or ""))
         replacement = text + claim[match.end("exp") if match.group("exp") else match.end("num") :]
         return (Fix(f"Replace {claim} with {replacement}", at, replacement),)
 

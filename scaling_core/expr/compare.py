@@ -76,6 +76,14 @@ def last_digit_unit(text: str) -> float:
     return float(f"1e{exponent - len(fraction)}")  # 0.0 or inf at the extremes, never OverflowError
 
 
+def mismatched_lengths(*quantities: Quantity | None) -> str | None:
+    """Why the sweeps among ``quantities`` (one check's sides and tolerance) cannot be compared, or None."""
+    sizes = sorted({q.value.size for q in quantities if q is not None and is_array(q.value)})
+    if len(sizes) < 2:
+        return None
+    return f"sweeps of different lengths ({sizes[0]} and {sizes[-1]}) cannot be compared element by element"
+
+
 @dataclass(frozen=True)
 class Outcome:
     """The result of one check."""

@@ -19,6 +19,7 @@ from typing import Any
 from scaling_core.diagnostics import Diagnostic, make_diagnostic
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.values import (
+    Budget,
     EvaluationError,
     Limits,
     Record,
@@ -34,6 +35,10 @@ from scaling_core.units.arrays import is_array, numpy
 from scaling_core.units.display import format_quantity
 from scaling_core.units.quantity import Quantity, UnitError, convert_dim, scalar
 from scaling_core.units.registry import Unit, UnitRegistry
+
+_NOT_FINITE = "the result is not a finite number (overflow or invalid operation)"
+#: Operators whose chains (``a + b + c …``) are evaluated left to right in a loop, not by recursion.
+_LEFT_ASSOCIATIVE = frozenset(("+", "-", "*", "/"))
 
 #: How the evaluator evaluates a call: ``call(evaluator, node)`` (see :mod:`scaling_core.prelude`).
 CallHandler = Callable[["Evaluator", ast.Call], Value]
@@ -54,10 +59,18 @@ class Evaluator:
     trace: list[Any] | None = None
     #: Called with each name that resolves through ``lookup`` (for references).
     on_name: Callable[[ast.Name], None] | None = None
+    #: What the analysis has spent of its limits (shared with child evaluators and imported drafts).
+    budget: Budget = None  # type: ignore[assignment]  # set in __post_init__ when not given
+
+    def __post_init__(self) -> None:
+        if self.budget is None:
+            self.budget = Budget(self.limits)
 
     def child(self, lookup: Callable[[str], Value | None]) -> Evaluator:
-        """An evaluator for a formula body: its own names, the same units and limits, no trace."""
-        return Evaluator(self.registry, lookup, self.visible_names, self.call, self.limits, self.hints)
+        """An evaluator for a formula body: its own names, the same units, limits and budget, no trace."""
+        return Evaluator(
+            self.registry, lookup, self.visible_names, self.call, self.limits, self.hints, budget=self.budget
+        )
 
     def fail(self, code: str, message: str, span: Span, notes: tuple[str, ...] = ()) -> EvaluationError:
         """An error that stops this statement, carrying its diagnostic."""
@@ -106,11 +119,31 @@ class Evaluator:
             raise self.fail("E002", "the result overflows float64 (beyond about 1.8e308)", expr.span) from None
         except RecursionError:
             raise self.fail("E003", "expression nested too deeply", expr.span) from None
-        if type(result) is Quantity and not (
-            math.isfinite(result.value) if type(result.value) is float else _is_finite(result.value)
-        ):
-            raise self.fail("E002", "the result is not a finite number (overflow or invalid operation)", expr.span)
+        if type(result) is Quantity:
+            if type(result.value) is float:
+                if not math.isfinite(result.value):
+                    raise self.fail("E002", _NOT_FINITE, expr.span)
+            elif kind is not ast.Name and kind is not ast.Field:
+                self.spend(result, expr.span)
         return result
+
+    def spend(self, result: Quantity, span: Span) -> None:
+        """Count a sweep just computed against the analysis's budget; check it is finite and not empty."""
+        value = result.value
+        if not is_array(value):
+            if not math.isfinite(value):
+                raise self.fail("E002", _NOT_FINITE, span)
+            return
+        size = int(value.size)
+        if not size:
+            raise self.fail("E004", "an empty sweep has no value", span)
+        budget = self.budget
+        why = budget.room(size) or budget.out_of_time()
+        if why is not None:
+            raise self.fail("E003", why, span)
+        budget.elements += size
+        if not _is_finite(value):
+            raise self.fail("E002", _NOT_FINITE, span)
 
     # -- nodes ---------------------------------------------------------------
     def _eval_Number(self, node: ast.Number) -> Quantity:
@@ -177,7 +210,29 @@ class Evaluator:
         return -operand if node.op == "-" else operand
 
     def _eval_Binary(self, node: ast.Binary) -> Quantity:
-        left = self.quantity(node.left)
+        # A flat chain (``1 + 2 + … + 5000``) nests to the left: walk down it and fold back up in a
+        # loop, so its length costs no recursion; each step is checked as value() checks a node.
+        leftmost = node.left
+        if type(leftmost) is not ast.Binary or node.op not in _LEFT_ASSOCIATIVE:
+            return self._binary(node, self.quantity(leftmost))
+        spine = [node]
+        while type(leftmost) is ast.Binary and leftmost.op in _LEFT_ASSOCIATIVE:
+            spine.append(leftmost)
+            leftmost = leftmost.left
+        left = self.quantity(leftmost)
+        for step in reversed(spine[1:]):
+            try:
+                left = self._binary(step, left)
+            except UnitError as error:
+                raise self.fail("U006" if error.operation == "power" else "U001", mismatch_message(error),
+                                step.op_span) from None  # fmt: skip
+            except OverflowError:
+                raise self.fail("E002", "the result overflows float64 (beyond about 1.8e308)", step.span) from None
+            self.spend(left, step.span)
+        return self._binary(node, left)
+
+    def _binary(self, node: ast.Binary, left: Quantity) -> Quantity:
+        """``node`` with its left operand already evaluated to ``left``."""
         right = self.quantity(node.right)
         try:
             if node.op == "+":
@@ -207,6 +262,8 @@ class Evaluator:
             raise self.fail("E003", f"a unit exponent beyond ±{dimension.MAX_EXPONENT}", node.right.span)
         if not is_array(base.value) and base.value < 0 and not power.is_integer():
             raise self.fail("E004", "a negative number to a fractional power", node.span)
+        if power < 0 and (bool(numpy().any(base.value == 0)) if is_array(base.value) else base.value == 0):
+            raise self.fail("E001", "division by zero: zero to a negative power", node.left.span)
         return base.power(power)
 
     def _eval_Call(self, node: ast.Call) -> Value:
@@ -247,6 +304,8 @@ class Evaluator:
         if not node.items:
             raise self.fail("S001", "an empty list has no value", node.span)
         items = [self.quantity(item) for item in node.items]
+        size = sum(item.value.size if is_array(item.value) else 1 for item in items)
+        self.check_size(size, node.span)  # before anything is built: `[r, r, …]` of a large r
         first = items[0]
         dim, free = first.dim, first.free
         for item, expr in zip(items[1:], node.items[1:]):
@@ -258,19 +317,26 @@ class Evaluator:
                 )
             if not item.free:
                 dim, free = item.dim, False
-        values = [float(v) for item in items for v in (item.value if is_array(item.value) else (item.value,))]
+        np = numpy()
+        values = np.concatenate([np.ravel(np.asarray(item.value, dtype=np.float64)) for item in items])
         return self.array(values, dim, free, first.label, node.span)
+
+    def check_size(self, size: float, span: Span) -> None:
+        """Fail before a sweep of ``size`` elements is built if it is empty, too large, or beyond the budget."""
+        limit = self.limits.max_array_elements
+        if size > limit:
+            raise self.fail("E003", f"a sweep of {size:,.0f} elements exceeds the limit of {limit:,}", span)
+        if size < 1:
+            raise self.fail("E004", "an empty sweep has no value", span)
+        why = self.budget.room(int(size))
+        if why is not None:
+            raise self.fail("E003", why, span)
 
     def array(self, values: object, dim: int, free: bool, label: str | None, span: Span) -> Quantity:
         """Build a sweep value, within the element limit."""
         np = numpy()
         array = np.asarray(values, dtype=np.float64)
-        if array.size > self.limits.max_array_elements:
-            raise self.fail(
-                "E003",
-                f"a sweep of {array.size:,} elements exceeds the limit of {self.limits.max_array_elements:,}",
-                span,
-            )
+        self.check_size(array.size, span)
         return Quantity(array, dim, free, label)
 
     def _eval_Shape(self, node: ast.Shape) -> ShapeValue:

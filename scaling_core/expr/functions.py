@@ -93,6 +93,9 @@ def _extreme(name: str, pick: Callable[..., float]) -> Implementation:
         if not any(is_array(a.value) for a in args):
             return Quantity(float(pick(float(a.value) for a in args)), dim, free, args[0].label)
         np = numpy()
+        sizes = sorted({a.value.size for a in args if is_array(a.value)})
+        if len(sizes) > 1:
+            raise ev.fail("E005", f"{name} of sweeps of different lengths ({sizes[0]} and {sizes[-1]})", node.span)
         values = np.broadcast_arrays(*[np.asarray(a.value, dtype=np.float64) for a in args])
         result = getattr(np, name)(np.stack(values), axis=0)
         return Quantity(result, dim, free, args[0].label)
@@ -115,10 +118,9 @@ def _range(ev: Evaluator, node: ast.Call, args: list[Quantity]) -> Quantity:
     if step == 0:
         raise ev.fail("E004", "range step must not be zero", node.args[2].span)
     count = max(math.ceil((stop - start) / step), 0)
-    if count > ev.limits.max_array_elements:
-        raise ev.fail(
-            "E003", f"a sweep of {count:,.0f} elements exceeds the limit of {ev.limits.max_array_elements:,}", node.span
-        )
+    if count == 0:
+        raise ev.fail("E004", "this range is empty: a sweep needs at least one element", node.span)
+    ev.check_size(count, node.span)
     source = args[1] if len(args) > 1 else args[0]
     return ev.array(numpy().arange(count) * step + start, source.dim, source.free, source.label, node.span)
 

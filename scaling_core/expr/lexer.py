@@ -59,9 +59,10 @@ _OPENERS = (TokenKind.LPAREN, TokenKind.LBRACKET)
 _CLOSERS = (TokenKind.RPAREN, TokenKind.RBRACKET)
 
 
-def _superscript_value(text: str) -> int:
+def _superscript_value(text: str) -> float:
+    """``⁻¹²`` -> -12.0; a run of more digits than a float holds is infinite (the parser and evaluator say so)."""
     digits = "".join(str(_SUPERSCRIPTS[c]) for c in text if c in _SUPERSCRIPTS)
-    return -int(digits) if text.startswith("⁻") else int(digits)
+    return -float(digits) if text.startswith("⁻") else float(digits)
 
 
 def tokenize(text: str, base: int = 0) -> tuple[list[Token], list[Diagnostic]]:
@@ -73,7 +74,14 @@ def tokenize(text: str, base: int = 0) -> tuple[list[Token], list[Diagnostic]]:
     return (_join_digit_groups(tokens) if _SEPARATED_DIGITS.search(text) else tokens), diagnostics
 
 
-def tokenize_lines(text: str, lines: Sequence[tuple[int, str]], end: int) -> tuple[list[Token], list[Diagnostic]]:
+def tokenize_lines(
+    text: str,
+    lines: Sequence[tuple[int, str]],
+    end: int,
+    *,
+    following: int | None = None,
+    contiguous: bool | None = None,
+) -> tuple[list[Token], list[Diagnostic]]:
     """Tokens of a block of ``text`` given as ``(offset, line)`` pieces, joined as :func:`tokenize` joins lines.
 
     The pieces may be separated by more than one character (a container
@@ -82,14 +90,30 @@ def tokenize_lines(text: str, lines: Sequence[tuple[int, str]], end: int) -> tup
     ``name =`` ends any open bracket.  Pieces that are one run of ``text``,
     one line-break character apart, are lexed as that run; the end-of-input
     token then ends the last line, else it sits at ``end``.
+
+    ``lines`` may be the first lines of a longer block (``pieces.py``):
+    ``following`` is then where the block's next line starts, a line that
+    starts ``name =``; the tokens are those the whole block has for these
+    lines, ending with the line break before it.  ``contiguous`` says whether
+    the whole block's lines are one run of text (None: ``lines`` decide).
     """
     if not lines:
         return [Token(TokenKind.EOF, "", Span(end, end))], []
-    if all(after[0] == offset + len(line) + 1 for (offset, line), after in zip(lines, lines[1:])):
-        first = lines[0][0]
-        return tokenize(text[first : lines[-1][0] + len(lines[-1][1])], first)
     tokens: list[Token] = []
     diagnostics: list[Diagnostic] = []
+    if contiguous is None:
+        contiguous = all(after[0] == offset + len(line) + 1 for (offset, line), after in zip(lines, lines[1:]))
+    if contiguous and following is None:
+        first = lines[0][0]
+        return tokenize(text[first : lines[-1][0] + len(lines[-1][1])], first)
+    if contiguous and following is not None:
+        first = lines[0][0]
+        run = text[first:following]  # with the line break before the next line
+        if _lex(run, first, tokens, diagnostics, 0) and tokens and tokens[-1].kind is not TokenKind.NEWLINE:
+            # The next line starts a definition: the whole block's lexer ends the open bracket at this break.
+            tokens.append(Token(TokenKind.NEWLINE, "\n", Span(following - 1, following)))
+        tokens.append(Token(TokenKind.EOF, "", Span(following, following)))
+        return (_join_digit_groups(tokens) if _SEPARATED_DIGITS.search(run) else tokens), diagnostics
     depth = 0
     for offset, line in lines:
         if depth and _starts_definition(line, 0):
@@ -97,6 +121,8 @@ def tokenize_lines(text: str, lines: Sequence[tuple[int, str]], end: int) -> tup
         if depth == 0 and tokens and tokens[-1].kind is not TokenKind.NEWLINE:
             tokens.append(Token(TokenKind.NEWLINE, "\n", Span(offset, offset)))
         depth = _lex(line, offset, tokens, diagnostics, depth)
+    if following is not None and tokens and tokens[-1].kind is not TokenKind.NEWLINE:
+        tokens.append(Token(TokenKind.NEWLINE, "\n", Span(following, following)))  # the next line starts a definition
     tokens.append(Token(TokenKind.EOF, "", Span(end, end)))
     separated = any(_SEPARATED_DIGITS.search(line) for _, line in lines)
     return (_join_digit_groups(tokens) if separated else tokens), diagnostics
@@ -195,7 +221,9 @@ def _join_digit_groups(tokens: list[Token]) -> list[Token]:
     separates: list[bool] = []  # per open bracket: whether a comma there separates arguments
     for token in tokens:
         kind = token.kind
-        if kind is TokenKind.LPAREN:
+        if kind is TokenKind.NEWLINE:
+            separates.clear()  # a statement ends: so do its brackets (the lexer emits no newline inside one)
+        elif kind is TokenKind.LPAREN:
             separates.append(bool(joined) and joined[-1].kind is TokenKind.IDENT)
         elif kind is TokenKind.LBRACKET:
             separates.append(True)
@@ -233,7 +261,7 @@ def _make_token(kind: str, match: re.Match[str], base: int, spaced: bool) -> Tok
             value *= MAGNITUDE_SUFFIXES[suffix]
         return _new_token(Token, (TokenKind.NUMBER, text, span, value, suffix, spaced))
     if kind == "super":
-        return Token(TokenKind.SUPERSCRIPT, text, span, float(_superscript_value(text)), spaced=spaced)
+        return Token(TokenKind.SUPERSCRIPT, text, span, _superscript_value(text), spaced=spaced)
     return Token(TokenKind.STRING, text[1:-1], span, spaced=spaced)
 
 

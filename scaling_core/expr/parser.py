@@ -36,6 +36,7 @@ from scaling_core.diagnostics import Diagnostic, make_diagnostic
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.tokens import Token, TokenKind, canonical_comparison
 from scaling_core.text import Span
+from scaling_core.units.dimension import MAX_EXPONENT
 
 #: Dtype names accepted in shape literals, with their size in bytes.
 DTYPE_BYTES: dict[str, float] = {
@@ -125,6 +126,7 @@ class Parser:
             if self.at(TokenKind.NEWLINE):
                 self.advance()
                 continue
+            self.depth = 0
             try:
                 statements.append(self.statement())
                 if not self.at_statement_end():
@@ -192,13 +194,15 @@ class Parser:
         return ast.Tolerance(span, absolute=expr)
 
     # -- expressions ---------------------------------------------------------
-    def expression(self) -> ast.Expr:
-        """Grammar rule ``expr`` (bounded nesting)."""
+    def deeper(self, span: Span) -> None:
+        """Enter one more level of nesting (a group, a unary sign, a power): E003 beyond :data:`MAX_DEPTH`."""
         self.depth += 1
         if self.depth > MAX_DEPTH:
-            raise _ParseError(
-                make_diagnostic("E003", f"expression nested more than {MAX_DEPTH} deep", self.current.span)
-            )
+            raise _ParseError(make_diagnostic("E003", f"expression nested more than {MAX_DEPTH} deep", span))
+
+    def expression(self) -> ast.Expr:
+        """Grammar rule ``expr`` (bounded nesting)."""
+        self.deeper(self.current.span)
         try:
             left = self.term()
             while self.tokens[self.pos].kind in _ADD_OPS:
@@ -230,9 +234,7 @@ class Parser:
             return ast.Name(token.text, token.span)
         if token.kind in _ADD_OPS:
             op = self.advance()
-            self.depth += 1
-            if self.depth > MAX_DEPTH:
-                raise _ParseError(make_diagnostic("E003", f"expression nested more than {MAX_DEPTH} deep", op.span))
+            self.deeper(op.span)
             try:
                 operand = self.unary()
             finally:
@@ -270,7 +272,9 @@ class Parser:
         kind = self.tokens[self.pos].kind
         if kind is TokenKind.POWER:
             op = self.advance()
+            self.deeper(op.span)  # `2 ** 2 ** 2 …` nests to the right (a failed statement resets the depth)
             exponent = self.exponent()
+            self.depth -= 1
             return ast.Binary("**", base, exponent, Span(base.span.start, exponent.span.end), op.span)
         if kind is TokenKind.SUPERSCRIPT:
             sup = self.advance()
@@ -282,7 +286,9 @@ class Parser:
         """Grammar rule ``exponent`` (no units inside an exponent)."""
         if self.at(TokenKind.MINUS, TokenKind.PLUS):
             op = self.advance()
+            self.deeper(op.span)
             operand = self.exponent()
+            self.depth -= 1
             return ast.Unary(op.kind.value, operand, Span(op.span.start, operand.span.end))
         return self.power()
 
@@ -365,11 +371,16 @@ class Parser:
             raise _ParseError(_unknown_unit(token))
         exponent = 1
         if self.at(TokenKind.SUPERSCRIPT):
-            exponent = int(self.advance().value)
+            sup = self.advance()
+            if abs(sup.value) > MAX_EXPONENT:  # `s⁹⁹⁹⁹…`: its value may be infinite
+                raise _ParseError(make_diagnostic("E003", f"a unit exponent beyond ±{MAX_EXPONENT}", sup.span))
+            exponent = int(sup.value)
         elif self.at(TokenKind.POWER) and self.peek().kind in (TokenKind.NUMBER, TokenKind.MINUS):
             self.advance()
             negative = self.at(TokenKind.MINUS) and bool(self.advance())
             number = self.expect(TokenKind.NUMBER, "an integer exponent")
+            if abs(number.value) > MAX_EXPONENT:
+                raise _ParseError(make_diagnostic("E003", f"a unit exponent beyond ±{MAX_EXPONENT}", number.span))
             if not number.value.is_integer():
                 raise self.error("a unit exponent must be an integer", number.span)
             exponent = -int(number.value) if negative else int(number.value)

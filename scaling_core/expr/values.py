@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -35,11 +36,64 @@ UNIT_AFTER_NUMBER_CUTOFF = 0.7
 PROSE_CUTOFF = 0.8
 
 
+#: How many sweeps of the largest size one analysis may compute in all (every intermediate result counts).
+ELEMENT_BUDGET_SWEEPS = 20
+#: The start of the message of the E003 that a spent budget gives (such effects are never replayed).
+BUDGET_SPENT = "this document's budget"
+#: The clock of time budgets (a test may replace it).
+clock = time.monotonic
+#: The start of the message of the E003 where an analysis ran out of time.
+OUT_OF_TIME = f"{BUDGET_SPENT} of time is spent"
+
+
 @dataclass(frozen=True)
 class Limits:
     """Evaluation bounds; every evaluation obeys them."""
 
+    #: The largest sweep one statement may build.
     max_array_elements: int = 1_000_000
+    #: Seconds one analysis (with what it imports) may evaluate for; then it stops with E003
+    #: (``analyze_document`` sets it; a calculator session has none).
+    max_seconds: float = math.inf
+
+    @property
+    def max_total_elements(self) -> int:
+        """Sweep elements one analysis (with what it imports) may compute in all."""
+        return ELEMENT_BUDGET_SWEEPS * self.max_array_elements
+
+
+class Budget:
+    """What one analysis has spent of its :class:`Limits`: sweep elements computed, and time.
+
+    Shared by an analysis and the analyses of what it imports.  Elements are
+    counted as each sweep is computed (every intermediate result), so the
+    memory and time a document can take are bounded however it is written.
+    """
+
+    __slots__ = ("limits", "elements", "deadline", "stopped")
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.elements = 0
+        self.deadline = clock() + limits.max_seconds
+        #: Set once the time is spent: the analysis evaluates nothing more.
+        self.stopped = False
+
+    def room(self, count: int) -> str | None:
+        """Why ``count`` more elements cannot be computed, or None when they can."""
+        if self.elements + count <= self.limits.max_total_elements:
+            return None
+        return (
+            f"{BUDGET_SPENT} of {self.limits.max_total_elements:,} sweep elements is spent "
+            f"({ELEMENT_BUDGET_SWEEPS} × max_array_elements); this statement needs {count:,} more"
+        )
+
+    def out_of_time(self) -> str | None:
+        """Why the analysis must stop now (its time is spent), or None; from then on :attr:`stopped` is set."""
+        if self.stopped or clock() <= self.deadline:
+            return None
+        self.stopped = True
+        return f"{OUT_OF_TIME}: analysis stopped here after {self.limits.max_seconds:g} s; nothing below is checked"
 
 
 @dataclass(frozen=True)
@@ -137,7 +191,10 @@ def did_you_mean(spelling: str, candidates: Iterable[str], *, cutoff: float = CU
     is :data:`CUTOFF` but where a stricter one applies (:data:`UNIT_AFTER_NUMBER_CUTOFF`,
     :data:`PROSE_CUTOFF`).  None when nothing is close enough.
     """
-    matches = difflib.get_close_matches(spelling, candidates, n=3, cutoff=cutoff)
+    size = len(spelling)
+    # difflib's first test (real_quick_ratio, from the lengths alone) rejects the rest: tried first, in C speed.
+    close = [c for c in candidates if 2.0 * min(size, len(c)) >= (cutoff - 1e-9) * (size + len(c))]
+    matches = difflib.get_close_matches(spelling, close, n=3, cutoff=cutoff)
     return "did you mean " + " or ".join(f"'{m}'" for m in matches) + "?" if matches else None
 
 
@@ -145,6 +202,10 @@ __all__ = [
     "CUTOFF",
     "PROSE_CUTOFF",
     "UNIT_AFTER_NUMBER_CUTOFF",
+    "BUDGET_SPENT",
+    "OUT_OF_TIME",
+    "ELEMENT_BUDGET_SWEEPS",
+    "Budget",
     "EvaluationError",
     "Limits",
     "Record",

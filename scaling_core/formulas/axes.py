@@ -10,6 +10,12 @@ V·X/(X·W_bidi) = V/W_ici, the book's bidirectional-ring cost; without,
 V(X − 1)/(X·W_oneway), its one-way line.  On a GPU slice the axes are the hosts
 (scale-out, or NVLink inside an NVLink domain) and the GPUs of a host
 (NVLink), with no wraparound: V(N − 1)/(N·W), the book's GPU cost.
+
+A mesh axis over several axes (``slice["xy"]``, see ``hardware/mesh.py``) is an
+axis record too: its ``ici_bw`` sums its axes' links, so the same body gives the
+book's V/(k·W) over k axes.  An AllToAll sends ``alltoall_share`` of V through
+``ici_bw``: ¼ on a ring or line of even size (V/(4·W), the bisection), (N − 1)/N²
+on a switched GPU axis, V·max(A, B, …)/(4·N·W) on a mesh axis.
 """
 
 from __future__ import annotations
@@ -33,5 +39,11 @@ FORMULAS = [
     formula(
         "allreduce_axis", "V:byte axis:axis", f"2 * {_GATHER}",
         "AllReduce over one axis of a slice: ReduceScatter + AllGather, twice the AllGather.", SHARDING, "s",
+    ),
+    formula(
+        "alltoall_axis", "V:byte axis:axis",
+        "max(axis.hops * axis.ici_hop_latency, V * axis.alltoall_share / axis.ici_bw)",
+        "AllToAll of V bytes over one axis of a slice: V/(4·W_ici) on a ring, V(N−1)/(N²·W) among GPUs, "
+        "V·max(A, B, …)/(4·N·W) over a mesh axis; at least hops·t_hop.", SHARDING, "s",
     ),
 ]  # fmt: skip

@@ -11,6 +11,7 @@ is the only reader of the data files.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -116,25 +117,68 @@ def merge(base: tuple[RawChip, ...], overrides: list[RawChip]) -> tuple[RawChip,
 
 
 def build_records(chips: tuple[RawChip, ...]) -> tuple[dict[str, Record], list[str]]:
-    """Evaluate every field into a quantity (as a calc-language constant) and add derived fields; report bad fields."""
+    """Evaluate every field into a quantity (as a calc-language constant) and add derived fields; report bad fields.
+
+    A bad field (not a value, the wrong unit, not finite, or for a catalog field
+    not above zero) is reported and left out of the record's fields, as is a
+    derived field that cannot be computed from it; both are in the record's
+    ``unknown``, so a draft using one gets an untested T003 with the reason, never
+    a value nobody wrote (and never a division by zero).
+    """
     records: dict[str, Record] = {}
     problems: list[str] = []
     for chip in chips:
         values: dict[str, Quantity] = {}
+        unknown: dict[str, str] = {}
         for key, text in chip.fields.items():
-            value = evaluate_constant(text)
-            expected = FIELDS.get(key)
+            value, problem = _field_value(key, text)
             if value is None:
-                problems.append(f"chip '{chip.name}': field '{key}' = '{text}' is not a value with a unit")
-            elif expected is not None and value.dim != expected[0] and not (value.free and value.dim == 0):
-                unit = dimension.base_unit_name(expected[0]) or "a plain number"
-                problems.append(f"chip '{chip.name}': field '{key}' = '{text}' must be in {unit}")
+                problems.append(f"chip '{chip.name}': field '{key}' = '{text}' {problem}")
+                unknown[key] = f"chip '{chip.name}' has {key} = '{text}', which {problem}"
             else:
-                values[key] = value if expected is None else Quantity(value.value, expected[0], False, value.label)
+                values[key] = value
         sources, notes, texts = dict(chip.sources), dict(chip.notes), dict(chip.fields)
         for name, (inputs, compute, formula, _meaning) in DERIVED.items():
-            if all(i in values for i in inputs) and name not in values:
-                values[name] = compute(values[inputs[0]], values[inputs[1]])
-                sources[name] = f"derived: {formula}"
-        records[chip.name] = Record(chip.name, chip.title, values, sources, notes, chip.kind, texts)
+            if name in values or name in unknown:
+                continue
+            if missing := [i for i in inputs if i in unknown]:
+                unknown[name] = (
+                    f"derived from {' and '.join(missing)}, which {chip.name} does not have a usable value for"
+                )
+            elif all(i in values for i in inputs):
+                derived = compute(values[inputs[0]], values[inputs[1]])
+                if _finite_positive(derived):
+                    values[name] = derived
+                    sources[name] = f"derived: {formula}"
+                else:
+                    unknown[name] = (
+                        f"{formula} cannot be computed for {chip.name} (the result is not a finite number above zero)"
+                    )
+        records[chip.name] = Record(chip.name, chip.title, values, sources, notes, chip.kind, texts, unknown)
     return records, problems
+
+
+def _field_value(key: str, text: str) -> tuple[Quantity | None, str]:
+    """A chip field's quantity, or None and what is wrong with it ("must be in byte/s")."""
+    try:
+        value = evaluate_constant(text)
+    except Exception:  # noqa: BLE001 - a bug in the evaluator must not stop the catalog: the field is unusable
+        value = None
+    if value is None:
+        return None, "is not a value with a unit"
+    expected = FIELDS.get(key)
+    if expected is not None and value.dim != expected[0] and not (value.free and value.dim == 0):
+        return None, f"must be in {dimension.base_unit_name(expected[0]) or 'a plain number'}"
+    if not isinstance(value.value, (int, float)):
+        return None, "must be one value, not a sweep"
+    if not math.isfinite(value.value):
+        return None, "is not a finite number"
+    if expected is None:
+        return value, ""
+    if value.value <= 0:  # derived fields and slices divide by these
+        return None, "must be greater than zero"
+    return Quantity(value.value, expected[0], False, value.label), ""
+
+
+def _finite_positive(value: Quantity) -> bool:
+    return isinstance(value.value, (int, float)) and math.isfinite(value.value) and value.value > 0

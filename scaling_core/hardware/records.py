@@ -5,6 +5,7 @@ Fields are read as calc-language constants (see ``catalog.build_records``).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 
 from scaling_core.config import Config
@@ -38,7 +39,28 @@ def hardware_records(config: Config) -> dict[str, Record]:
         return packaged_records()
     chips, _problems = _config_chips(config)
     records, _problems = build_records(merge(packaged_chips(), chips))
-    return with_slices(records)
+    return {name: _guarded(record) for name, record in with_slices(records).items()}
+
+
+#: Chip fields every slice is computed from (``hardware/slices.py``); the others are carried when present.
+_SLICE_INPUTS = ("ici_bw_oneway", "ici_links", "ici_egress_oneway")
+
+
+def _guarded(record: Record) -> Record:
+    """A chip whose project fields are not all usable: its slices say so (untested, T003) rather than fail."""
+    slicer = record.slicer
+    if slicer is None or not record.unknown:
+        return record
+    blocking = [field for field in _SLICE_INPUTS if field in record.unknown]
+
+    def guarded(key: str) -> Record | str:
+        if blocking:
+            why = "; ".join(record.unknown[field] for field in blocking)
+            return Record(f'{record.name}["{key}"]', record.title, {}, unknown={"": why})
+        found = slicer(key)
+        return replace(found, unknown={**record.unknown, **found.unknown}) if isinstance(found, Record) else found
+
+    return replace(record, slicer=guarded)
 
 
 def chip_problems(config: Config) -> list[str]:

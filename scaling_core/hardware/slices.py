@@ -7,8 +7,11 @@ topology rules (below, each with its source): ``chips``, ``hosts``, ``axes``
 also ``nvlink_domain`` and ``scaleout_bw``.  Indexing a slice again with an
 axis (``["x"]`` or ``["0"]``) gives that axis as a record for the collective
 formulas of ``formulas/axes.py``: ``size``, ``wraparound``, ``ici_bw``,
-``hops`` and ``ici_hop_latency``.  A shape that is not a legal slice of the
-chip is error H001, naming the legal ones.
+``hops``, ``ici_hop_latency`` and ``alltoall_share``.  Several axes of a TPU
+slice at once (``["xy"]``) are one *mesh axis*, the way a JAX mesh axis spans
+several physical axes: its chips form one group, served by every one of its
+axes' links (the book's V/(k·W) for k axes).  A shape that is not a legal slice
+of the chip, or a chip with no slice rules, is error H001.
 """
 
 from __future__ import annotations
@@ -16,8 +19,10 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from scaling_core.expr.values import Record
+from scaling_core.hardware.mesh import AXIS_NAMES, MeshAxes
 from scaling_core.units import dimension
 from scaling_core.units.arrays import numpy
 from scaling_core.units.quantity import Quantity
@@ -27,7 +32,6 @@ BOOK_GPUS = "https://jax-ml.github.io/scaling-book/gpus/"
 _BANDWIDTH = dimension.pack({"information": 1, "time": -1})
 _TIME = dimension.pack({"time": 1})
 _SHAPE = re.compile(r"\s*\d+(?:\s*[x×]\s*\d+)*\s*")
-_AXIS_NAMES = "xyz"
 #: Largest number of hosts a GPU slice may name (a bound, not a product limit).
 MAX_GPU_HOSTS = 100_000
 
@@ -68,12 +72,29 @@ TOPOLOGIES: dict[str, Topology] = {
 }  # fmt: skip
 
 
+#: Why a chip has no slice rules, when Margin knows why.
+NO_RULES = {
+    "tpu7x": "the book gives only its pod (4x4x576) and its hosts (2x2x1), not its legal slice shapes or when "
+    "its axes wrap around",
+}
+
+
 def with_slices(records: dict[str, Record]) -> dict[str, Record]:
-    """The records, each chip with a topology made indexable by its slices."""
-    return {
-        name: replace(record, slicer=_Slicer(record, TOPOLOGIES[name])) if name in TOPOLOGIES else record
-        for name, record in records.items()
-    }
+    """The records, each chip with a topology made indexable by its slices (a chip without one says so)."""
+    found = {}
+    for name, record in records.items():
+        if name in TOPOLOGIES:
+            record = replace(record, slicer=_Slicer(record, TOPOLOGIES[name]))
+        elif record.kind in ("tpu", "gpu"):
+            record = replace(record, slicer=partial(_no_rules, name))
+        found[name] = record
+    return found
+
+
+def _no_rules(name: str, key: str) -> str:
+    why = NO_RULES.get(name, "Margin knows no topology for it")
+    chips = ", ".join(TOPOLOGIES)
+    return f'{name} has no slice rules yet, so "{key}" cannot be checked: {why}. Use its per-chip fields, or a chip with slice rules ({chips})'
 
 
 def legal_shapes(topology: Topology) -> str:
@@ -182,9 +203,19 @@ def _tpu_slice(chip: Record, topology: Topology, axes: tuple[int, ...]) -> Recor
         **_per_link(chip),
     }
     latency = chip.fields.get("ici_hop_latency", Quantity(0.0, _TIME))
-    details = [_axis(i, a, w, bw, latency) for i, (a, w, bw) in enumerate(zip(axes, wraps, per_axis))]
+    # An axis of 1 has no link to use; its record keeps the links' bandwidth so that a collective over it is 0 s.
+    details = [
+        _axis(i, a, w, bw if a > 1 else links * oneway, latency, _ring_share(a))
+        for i, (a, w, bw) in enumerate(zip(axes, wraps, per_axis))
+    ]
     rule = "an axis that is a multiple of 4" if topology.wrap == "multiple of 4" else "only a full axis of 16"
     return _record(chip, topology, axes, fields, details, f"wraparound on {rule}")
+
+
+def _ring_share(size: int) -> float:
+    """The share of V an AllToAll over a ring or line of ``size`` chips sends across its middle, each way:
+    ⌊X/2⌋·⌈X/2⌉/X², ¼ for an even X (the book's V/(4·W))."""
+    return (size // 2) * ((size + 1) // 2) / size**2
 
 
 def _gpu_slice(chip: Record, topology: Topology, axes: tuple[int, ...]) -> Record:
@@ -210,13 +241,17 @@ def _gpu_slice(chip: Record, topology: Topology, axes: tuple[int, ...]) -> Recor
         **_per_link(chip),
     }
     zero = Quantity(0.0, _TIME)
-    details = [_axis(0, hosts, False, across, zero), _axis(1, per_host, False, within, zero)]
+    # Switched networks: an AllToAll among N sends (N-1)/N² of V through each GPU's link (gpus.md).
+    details = [
+        _axis(0, hosts, False, across or (egress if in_domain else scaleout), zero, (hosts - 1) / hosts**2),
+        _axis(1, per_host, False, within or egress, zero, (per_host - 1) / per_host**2),
+    ]
     return _record(
         chip, topology, axes, fields, details, "no wraparound: NVLink and the scale-out network are switched"
     )
 
 
-def _axis(index: int, size: int, wraps: bool, bandwidth: float, latency: Quantity) -> dict[str, Quantity]:
+def _axis(index: int, size: int, wraps: bool, bandwidth: float, latency: Quantity, share: float) -> dict[str, Quantity]:
     hops = size / 2 if wraps else size - 1
     return {
         "size": _count(size, "chip"),
@@ -224,6 +259,7 @@ def _axis(index: int, size: int, wraps: bool, bandwidth: float, latency: Quantit
         "ici_bw": Quantity(bandwidth, _BANDWIDTH),
         "hops": _count(hops),
         "ici_hop_latency": latency,
+        "alltoall_share": _count(share),
         "index": _count(index),
     }
 
@@ -249,8 +285,8 @@ def _record(
             sources[key] = f"derived from {chip.name} and its topology: {topology.source}"
     title = f"{chip.title}, {shape} slice: {chips} chips on {hosts} host{'s' * (hosts != 1)}; {rule}"
     axis_records = [
-        Record(f'{name}["{_AXIS_NAMES[i]}"]', f"axis {_AXIS_NAMES[i]} of {name}: {int(d['size'].value)} chips", d,
-               {k: f"derived from {name}" for k in d}, kind="axis")
+        Record(f'{name}["{AXIS_NAMES[i]}"]', f"axis {AXIS_NAMES[i]} of {name}: {int(d['size'].value)} chips", d,
+               {k: f"derived from {name}" for k in d}, _axis_notes(d, topology.kind == "gpu"), kind="axis")
         for i, d in enumerate(details)
     ]  # fmt: skip
     notes = {"bisection_bw": "one direction, across the cut that halves the longest axis"}
@@ -258,25 +294,14 @@ def _record(
         notes["ici_bw"] = (
             "axis 0 (hosts): NVLink within the NVLink domain, else scale-out per host; axis 1: NVLink egress"
         )
-    return Record(name, title, fields, sources, notes, "slice", slicer=partial_axes(axis_records))
+    return Record(
+        name, title, fields, sources, notes, "slice", slicer=MeshAxes(name, axis_records, topology.kind == "gpu")
+    )
 
 
-def partial_axes(axis_records: list[Record]) -> _Axes:
-    """The slicer of a slice: its axes by name (``"x"``) or position (``"0"``)."""
-    return _Axes(axis_records)
-
-
-class _Axes:
-    def __init__(self, records: list[Record]) -> None:
-        self.records = records
-
-    def __call__(self, key: str) -> Record | str:
-        key = key.strip()
-        names = [_AXIS_NAMES[i] for i in range(len(self.records))]
-        if key in names:
-            return self.records[names.index(key)]
-        if key.isdigit() and int(key) < len(self.records):
-            return self.records[int(key)]
-        legal = ", ".join(f'"{n}"' for n in names)
-        numbers = ", ".join(f'"{i}"' for i in range(len(self.records)))
-        return f'"{key}" is not an axis of this slice: axes are {legal} (or {numbers})'
+def _axis_notes(fields: dict[str, Quantity], switched: bool) -> dict[str, str]:
+    share = "(N−1)/N² on a switched network (gpus.md)" if switched else "⌊X/2⌋·⌈X/2⌉/X², ¼ for even X (sharding.md)"
+    notes = {"alltoall_share": f"the share of V an AllToAll over this axis sends through ici_bw: {share}"}
+    if fields["size"].value == 1:
+        notes["ici_bw"] = "an axis of one chip uses no link: a collective over it moves nothing and takes 0 s"
+    return notes

@@ -309,7 +309,7 @@ def _file(
         )  # fmt: skip
         found.append((offset, concept(node, name, kind, Span(offset, offset + len(name)))))
     found.sort(key=lambda item: item[0])
-    return FileCoverage(analysis.path, tuple(_sections(analysis, headings(analysis.text), found)), notes)
+    return FileCoverage(analysis.path, tuple(_sections(analysis, headings(analysis), found)), notes)
 
 
 def _sections(

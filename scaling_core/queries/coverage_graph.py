@@ -16,9 +16,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
-from markdown_it import MarkdownIt
-
-from scaling_core.document.extract import extract
 from scaling_core.document.results import Binding, CheckKind, CheckResult, CheckStatus, DocumentAnalysis, Reference
 from scaling_core.formulas import LIBRARY
 from scaling_core.text import Span
@@ -29,7 +26,11 @@ Node = tuple[str, ...]
 _FIELD = re.compile(r'((?:\s*\[\s*"[^"\n]*"\s*\])*)\s*\.\s*([^\W\d]\w*)')
 _INDEX = re.compile(r'((?:\s*\[\s*"[^"\n]*"\s*\])+)')
 _CALL = re.compile(r"(?<![\w.])([^\W\d]\w*)\s*\(")
-_CALC_IGNORE = re.compile(r"#\s*margin\s*:\s*ignore\b\s*([\w\s,]*)")
+#: Block-quote and list-item marks before a heading's text.
+_CONTAINER = re.compile(r"[ \t]*(?:(?:>[ \t]?|(?:[-+*]|\d{1,9}[.)])(?:[ \t]+|$))[ \t]*)*")
+_ATX = re.compile(r"#{1,6}(?:[ \t]+(.*)|[ \t]*$)")
+#: An ATX heading's optional closing sequence: spaces, then ``#`` to the end (or the whole content).
+_ATX_CLOSE = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
 #: ``<!-- tests: name, other -->``: the concepts a problem declares it tests.
 TESTS_MARK = re.compile(r"<!--\s*tests\s*:(.*?)-->", re.S)
 
@@ -48,26 +49,23 @@ class Heading:
     span: Span
 
 
-def headings(text: str) -> list[Heading]:
-    """Every ATX or setext heading, in order (CommonMark: none inside fences or HTML blocks)."""
-    parser = MarkdownIt("commonmark")
-    parser.disable(["inline", "text_join"])
-    found, starts = [], _line_starts(text)
-    tokens = parser.parse(text)
-    for position, token in enumerate(tokens):
-        if token.type == "heading_open" and token.map is not None:
-            first = token.map[0]
-            start = starts[first] if first < len(starts) else len(text)
-            end = starts[first + 1] - 1 if first + 1 < len(starts) else len(text)
-            title = tokens[position + 1].content.strip() if position + 1 < len(tokens) else ""
-            found.append(Heading(int(token.tag[1]), title, Span(start, max(start, end))))
+def headings(analysis: DocumentAnalysis) -> list[Heading]:
+    """Every ATX or setext heading, in order, as the analysis found them (none inside fences or HTML blocks)."""
+    index, text = analysis.index, analysis.text
+    found = []
+    for start, level in analysis.headings:
+        end = index.line_end_at(start)
+        found.append(Heading(level, _title(text[start:end]), Span(start, max(start, end))))
     return found
 
 
-def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    starts.extend(m.end() for m in re.finditer(r"\r\n|\r|\n", text))
-    return starts
+def _title(line: str) -> str:
+    """A heading's title from the text of its (first) line: no container marks, no ``#`` sequences."""
+    content = _CONTAINER.sub("", line, count=1)
+    atx = _ATX.match(content)
+    if atx is None:  # setext: the line is the title
+        return content.strip()
+    return _ATX_CLOSE.sub("", atx.group(1).strip()).strip()
 
 
 class FileGraph:
@@ -131,14 +129,7 @@ class FileGraph:
     @cached_property
     def suppressed(self) -> list[tuple[int, int, frozenset[str] | None]]:
         """Where failures are suppressed: ``margin: off`` regions, ignore comments (start, end, codes)."""
-        if "margin" not in self.text:  # every suppression names margin: no second parse of most drafts
-            return []
-        found = [(s.start, s.end, s.codes) for s in extract(self.text, self.analysis.index).suppressions]
-        for match in _CALC_IGNORE.finditer(self.text):
-            codes = frozenset(re.split(r"[\s,]+", match.group(1).strip())) - {""}
-            line = self.analysis.index.line_start_at(match.start())
-            found.append((line, match.end(), codes or None))
-        return found
+        return self.analysis.suppressions
 
     def counts(self, check: CheckResult) -> bool:
         """Whether a check tests anything: evaluated, and not suppressed (a suppressed check covers nothing)."""

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from scaling_core.queries.coverage import Concept, ConceptKind, ConceptStatus, FileCoverage, percent
+from pathlib import PurePath
+
+from scaling_core.document.derivation import escape
+from scaling_core.queries.coverage import Concept, ConceptKind, ConceptStatus, FileCoverage, ProblemRef, percent
 from scaling_core.text import Span
 
 
@@ -47,3 +50,26 @@ def untested_definitions(coverage: FileCoverage) -> list[tuple[Span, str]]:
 def problems_testing(coverage: FileCoverage, offset: int) -> Concept | None:
     """The concept whose name is at ``offset`` (a definition's name, a heading), with the problems that test it."""
     return next((c for c in coverage.concepts if c.span.contains(offset)), None)
+
+
+def definition_concept(coverage: FileCoverage, start: int) -> Concept | None:
+    """The definition concept whose name starts at ``start`` (None for a name defined in a problem)."""
+    return next((c for c in coverage.concepts if c.kind == ConceptKind.DEFINITION and c.span.start == start), None)
+
+
+_MARKS = {"pass": "✓", "fail": "✗", "untested": "○"}
+
+
+def tested_by(concept: Concept) -> str:
+    """Markdown for a hover: the problems that test ``concept``, with their verdicts, or that none does."""
+    if not concept.problems:
+        return f"No problem tests `{concept.name}` yet."
+    refs = ", ".join(_problem(p, concept.path) for p in concept.problems)
+    lead = "Tested only by failing checks of" if concept.status == ConceptStatus.FAILING else "Tested by"
+    return f"{lead} {refs}."
+
+
+def _problem(problem: ProblemRef, path: str) -> str:
+    where = f"line {problem.line}" if problem.path == path else f"{PurePath(problem.path).name}:{problem.line}"
+    verdict = f"{_MARKS.get(problem.status, '')} {problem.passed}/{problem.total} checks pass"
+    return f"**{escape(problem.title)}** ({where}, {verdict})"

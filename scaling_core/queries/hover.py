@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from scaling_core.document.derivation import check_derivation, code, derivation_at, escape, show
 from scaling_core.document.results import CheckResult, CheckStatus, DocumentAnalysis
 from scaling_core.formulas import LIBRARY
 from scaling_core.queries.assist import field_documentation
+from scaling_core.queries.coverage import FileCoverage
+from scaling_core.queries.coverage_views import definition_concept, tested_by
 from scaling_core.queries.navigation import binding_at
 from scaling_core.units.arrays import is_array
 from scaling_core.units.display import format_computed, format_quantity
@@ -22,8 +25,12 @@ _VERDICTS = {
 }
 
 
-def hover_at(analysis: DocumentAnalysis, offset: int) -> str | None:
-    """Markdown for the hover at ``offset``, or None when there is nothing to say."""
+def hover_at(analysis: DocumentAnalysis, offset: int, coverage: Callable[[], FileCoverage] | None = None) -> str | None:
+    """Markdown for the hover at ``offset``, or None when there is nothing to say.
+
+    With ``coverage`` (the draft's coverage, asked for only when needed), the hover
+    on a definition of this draft also says which problems test it.
+    """
     word = _word_at(analysis.text, offset)
     if word is not None:
         text = _chip_field(analysis, word) or _formula(word)
@@ -35,6 +42,9 @@ def hover_at(analysis: DocumentAnalysis, offset: int) -> str | None:
     binding = binding_at(analysis, offset)
     if binding is not None and binding.path == analysis.path:
         derivation = derivation_at(analysis, binding.span.start)
+        concept = definition_concept(coverage(), binding.span.start) if coverage is not None else None
+        if concept is not None:
+            derivation = f"{derivation.rstrip()}\n\n---\n\n{tested_by(concept)}\n" if derivation else tested_by(concept)
         if derivation:
             return derivation
     if binding is not None:

@@ -68,13 +68,17 @@ class Quantity:
         return Quantity(-self.value, self.dim, self.free, self.label)
 
     def power(self, exponent: float) -> Quantity:
-        """Raise to a dimensionless exponent; units need an integer exponent."""
-        if self.dim and exponent != int(exponent):
-            root = dimension.root(self.dim, round(1 / exponent)) if exponent else None
-            if root is None or abs(1 / round(1 / exponent) - exponent) > 1e-12:
+        """Raise to a finite dimensionless exponent; units need an integer exponent or the reciprocal of one.
+
+        Raises ZeroDivisionError for zero to a negative power (the caller reports it).
+        """
+        if self.dim and not exponent.is_integer():
+            degree = round(1 / exponent)  # (x s²)^0.5 is a square root; (2 s)^2.5 has no unit
+            root = dimension.root(self.dim, degree) if degree else None
+            if root is None or abs(1 / degree - exponent) > 1e-12:
                 raise UnitError(self, self, "power")
             return Quantity(self.value**exponent, root, self.free, None)
-        return Quantity(self.value**exponent, self.dim * int(exponent), self.free, None)
+        return Quantity(self.value**exponent, self.dim * int(exponent) if self.dim else 0, self.free, None)
 
     def with_dim(self, dim: int) -> Quantity:
         """This quantity read with dimension ``dim`` (used after inference)."""

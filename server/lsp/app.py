@@ -87,6 +87,7 @@ def create_server() -> MarginServer:
                 ls.apply_settings(params.settings)
         finally:
             ls.state.resume()
+        ls.refresh_code_lenses()
 
     features.register(server)
     return server

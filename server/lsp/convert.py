@@ -27,32 +27,45 @@ class PositionConverter:
     def __init__(self, index: LineIndex, encoding: str) -> None:
         self.index = index
         self.encoding = str(encoding)
-        self.ascii = index.text.isascii()
+        #: Whether every character is one unit; when the whole text has not been joined yet
+        #: (``buffer.py``), that is found out line by line instead.
+        buffer = getattr(index, "buffer", None)
+        if self.encoding == "utf-32":
+            self.ascii = True
+        elif buffer is not None and not buffer.joined:
+            self.ascii = False
+        else:
+            self.ascii = index.text.isascii()
 
     def position(self, offset: int) -> types.Position:
         """The LSP position of a code-point offset."""
         line, column = self.index.position(offset)
-        if self.ascii or self.encoding == "utf-32":
+        if self.ascii:
             return types.Position(line=line, character=column)
-        start = self.index.line_starts[line]
-        prefix = self.index.text[start : start + column]
+        prefix = self.index.line_text(line)[:column]
+        if prefix.isascii():
+            return types.Position(line=line, character=column)
         return types.Position(line=line, character=sum(_units(c, self.encoding) for c in prefix))
 
     def offset(self, position: types.Position) -> int:
         """The code-point offset of an LSP position (clamped to its line)."""
         line = position.line
-        if line >= self.index.line_count:
-            return len(self.index.text)
-        start = self.index.line_starts[line]
-        end = self.index.line_end(line)
-        if self.ascii or self.encoding == "utf-32":
+        index = self.index
+        if line >= index.line_count:
+            return index.offset(line, 0)  # the end of the text
+        start = index.line_start(line)
+        end = index.line_end(line)
+        if self.ascii:
+            return min(start + position.character, end)
+        text = index.line_text(line)
+        if text.isascii():
             return min(start + position.character, end)
         counted = 0
-        offset = start
-        while offset < end and counted < position.character:
-            counted += _units(self.index.text[offset], self.encoding)
-            offset += 1
-        return offset
+        column = 0
+        while column < len(text) and counted < position.character:
+            counted += _units(text[column], self.encoding)
+            column += 1
+        return start + column
 
     def range(self, span: Span) -> types.Range:
         """The LSP range of a span."""
@@ -85,4 +98,11 @@ def diagnostic(converter: PositionConverter, uri: str, item: Diagnostic) -> type
         code=item.code,
         source="margin",
         related_information=related or None,
+    )
+
+
+def information(converter: PositionConverter, span: Span, message: str) -> types.Diagnostic:
+    """An information-level diagnostic of Margin's without a catalogue code (the coverage notes)."""
+    return types.Diagnostic(
+        range=converter.range(span), message=message, severity=types.DiagnosticSeverity.Information, source="margin"
     )

@@ -1,15 +1,20 @@
-"""Our own versioned document model: text per uri, incremental edits applied in code points."""
+"""Our own versioned document model: text per uri, incremental edits applied in code points.
+
+A version's text is a :class:`~server.lsp.buffer.TextBuffer`: an edit costs
+the change and the lines it touches, and the whole text is joined only when
+it is read (an analysis starts), so a burst of keystrokes is cheap.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 
 from scaling_core import LineIndex
+from server.lsp.buffer import BufferIndex, TextBuffer
 from server.lsp.convert import PositionConverter
 
 
@@ -24,17 +29,22 @@ def path_to_uri(path: str) -> str:
     return path if "://" in path else Path(path).resolve().as_uri()
 
 
-@dataclass
 class Document:
-    """One open document at one version."""
+    """One open document at one version (never changed: an edit makes the next version)."""
 
-    uri: str
-    version: int
-    text: str
-    index: LineIndex = field(init=False)
+    __slots__ = ("uri", "version", "buffer", "index")
 
-    def __post_init__(self) -> None:
-        self.index = LineIndex(self.text)
+    def __init__(self, uri: str, version: int, text: str | TextBuffer) -> None:
+        self.uri = uri
+        self.version = version
+        self.buffer = text if isinstance(text, TextBuffer) else TextBuffer(text)
+        #: The line index of this version (its ``text`` is the whole text, joined when first read).
+        self.index: LineIndex = BufferIndex(self.buffer)
+
+    @property
+    def text(self) -> str:
+        """The whole text of this version."""
+        return self.buffer.text
 
     @property
     def path(self) -> str:
@@ -55,12 +65,18 @@ class OpenTexts(Mapping[str, str]):
 
     def __init__(self, documents: Mapping[str, Document]) -> None:
         self._documents = documents
+        #: Open uris by path, for the uris open when it was built.
+        self._by_path: dict[str, str] = {}
+        self._uris: frozenset[str] = frozenset()
 
     def __getitem__(self, path: str) -> str:
-        for document in list(self._documents.values()):  # a snapshot: read from the analysis thread
-            if document.path == path:
-                return document.text
-        raise KeyError(path)
+        uris = frozenset(list(self._documents))  # a snapshot: read from the analysis thread
+        if uris != self._uris:
+            self._by_path, self._uris = {uri_to_path(uri): uri for uri in uris}, uris
+        document = self._documents.get(self._by_path.get(path, ""))
+        if document is None:
+            raise KeyError(path)
+        return document.text
 
     def __iter__(self) -> Iterator[str]:
         return iter([document.path for document in self._documents.values()])
@@ -83,8 +99,7 @@ def apply_changes(
     :class:`InvalidEdit`: guessing what the editor did would leave our text
     different from its own (docs/editors.md, "Edits the server cannot apply").
     """
-    text = document.text
-    index: LineIndex | None = document.index
+    buffer = document.buffer
     for change in changes:
         if isinstance(change, types.TextDocumentContentChangePartial):
             start, end = change.range.start, change.range.end
@@ -93,13 +108,11 @@ def apply_changes(
             if (end.line, end.character) < (start.line, start.character):
                 raise InvalidEdit(f"an edit whose range ends ({end.line}:{end.character}) before it starts "
                                   f"({start.line}:{start.character})")  # fmt: skip
-            converter = PositionConverter(index if index is not None else LineIndex(text), encoding)
-            span = converter.span(change.range)
-            text = text[: span.start] + change.text + text[span.end :]
+            span = PositionConverter(BufferIndex(buffer), encoding).span(change.range)
+            buffer = buffer.replaced(span.start, span.end, change.text)
         else:
-            text = change.text
-        index = None  # the text changed: the next change needs a fresh index
-    return Document(document.uri, version, text)
+            buffer = TextBuffer(change.text)
+    return Document(document.uri, version, buffer)
 
 
 def whole_text_again(

@@ -18,10 +18,12 @@ from lsprotocol import types
 from scaling_core import DocumentAnalysis, LineIndex, Span
 from scaling_core.queries.actions import code_actions
 from scaling_core.queries.assist import completions, signature_at
+from scaling_core.queries.coverage import FileCoverage, document_coverage
+from scaling_core.queries.coverage_views import heading_lenses
 from scaling_core.queries.hover import hover_at
 from scaling_core.queries.navigation import Symbol, binding_at, document_symbols, is_valid_name, references_to
 from server.collector import collector_paused
-from server.lsp.convert import PositionConverter, diagnostic
+from server.lsp.convert import PositionConverter
 from server.lsp.documents import Document, InvalidEdit, apply_changes, path_to_uri, whole_text_again
 from server.lsp.server import MarginServer
 from server.workspace import Project, discover, read_text
@@ -111,12 +113,8 @@ def register(server: MarginServer) -> None:
             return
         if ls.state.config.check_frequency == "edit":
             ls.state.schedule(uri)
-            for other in list(ls.state.documents):
-                stored = ls.state.analyses.get(other)
-                # A document whose last analysis imported something (or that has none yet) may
-                # depend on the edited one: analyse it again.
-                if other != uri and (stored is None or stored[1].imports):
-                    ls.state.invalidate(other)
+            for other in ls.state.importers_of(uri):  # those that read it through imports: analysed again
+                ls.state.invalidate(other)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: MarginServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -139,12 +137,15 @@ def register(server: MarginServer) -> None:
     async def document_diagnostic(
         ls: MarginServer, params: types.DocumentDiagnosticParams, snapshot: Snapshot
     ) -> types.DocumentDiagnosticReport:
-        document, analysis, converter = snapshot
-        result_id = f"{document.uri}@{document.version}"
+        document, analysis, _converter = snapshot
+        generation = ls.state.settings_generation  # new settings, new result: the same text may have other items
+        result_id = f"{document.uri}@{document.version}" + (f"/{generation}" if generation else "")
         if params.previous_result_id == result_id:
             return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
-        items = [diagnostic(converter, document.uri, d) for d in analysis.diagnostics]
-        return types.RelatedFullDocumentDiagnosticReport(items=items, result_id=result_id)
+        coverage = await _coverage(ls, snapshot) if ls.state.config.coverage_diagnostics else None
+        return types.RelatedFullDocumentDiagnosticReport(
+            items=ls.diagnostics_for(document, analysis, coverage), result_id=result_id
+        )
 
     @server.feature(types.WORKSPACE_DIAGNOSTIC)
     async def workspace_diagnostic(
@@ -155,9 +156,10 @@ def register(server: MarginServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @_on_snapshot(_none)
     async def hover(ls: MarginServer, params: types.HoverParams, snapshot: Snapshot) -> types.Hover | None:
-        # Off the event loop: the first derivation of a formula imports SymPy (~0.2 s).
+        # Off the event loop: the first derivation of a formula imports SymPy (~0.2 s); coverage walks the graph.
         offset = snapshot.offset(params.position)
-        text = await asyncio.get_running_loop().run_in_executor(None, _hover_text, snapshot.analysis, offset)
+        coverage = functools.partial(ls.state.coverage, snapshot.document.uri, snapshot.analysis)
+        text = await asyncio.get_running_loop().run_in_executor(None, _hover_text, snapshot.analysis, offset, coverage)
         return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, text)) if text else None
 
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
@@ -267,16 +269,24 @@ def register(server: MarginServer) -> None:
     async def code_lens(ls: MarginServer, params: types.CodeLensParams, snapshot: Snapshot) -> list[types.CodeLens]:
         _document, analysis, converter = snapshot
         marks = {"pass": "✓", "fail": "✗", "untested": "○"}
-        return [
-            types.CodeLens(converter.range(p.title_span),
-                           types.Command(f"{marks[p.status]} {p.status}: {p.passed}/{p.total} checks pass", ""))
-            for p in analysis.problems
-        ]  # fmt: skip
+        found = [
+            (p.title_span, f"{marks[p.status]} {p.status}: {p.passed}/{p.total} checks pass") for p in analysis.problems
+        ]
+        if ls.state.config.coverage_lenses:
+            found += heading_lenses(await _coverage(ls, snapshot))
+        found.sort(key=lambda lens: lens[0].start)
+        return [types.CodeLens(converter.range(span), types.Command(title, "")) for span, title in found]
 
 
-def _hover_text(analysis: DocumentAnalysis, offset: int) -> str | None:
+def _hover_text(analysis: DocumentAnalysis, offset: int, coverage: Callable[[], FileCoverage]) -> str | None:
     with collector_paused():
-        return hover_at(analysis, offset)
+        return hover_at(analysis, offset, coverage)
+
+
+async def _coverage(ls: MarginServer, snapshot: Snapshot) -> FileCoverage:
+    """The coverage of a snapshot's analysis: cached per analysis, computed off the event loop."""
+    uri, analysis = snapshot.document.uri, snapshot.analysis
+    return await asyncio.get_running_loop().run_in_executor(None, ls.state.coverage, uri, analysis)
 
 
 async def _snapshot(ls: MarginServer, uri: str) -> Snapshot | None:
@@ -311,8 +321,10 @@ async def _check_workspace(
             uri = path.resolve().as_uri()
             document = ls.state.documents.get(uri) or Document(uri, 0, read_text(path))
             analysis = await loop.run_in_executor(None, ls.state.analyze_safely, document)
-            converter = document.converter(ls.encoding)
-            items = [diagnostic(converter, uri, d) for d in analysis.diagnostics]
+            coverage = None
+            if ls.state.config.coverage_diagnostics:
+                coverage = await loop.run_in_executor(None, document_coverage, analysis)
+            items = ls.diagnostics_for(document, analysis, coverage)
             version = document.version if uri in ls.state.documents else None
             reports.append(types.WorkspaceFullDocumentDiagnosticReport(uri=uri, items=items, version=version))
             if token is not None:

@@ -23,8 +23,10 @@ from pygls.protocol.language_server import lsp_method
 
 import scaling_core
 from scaling_core import DocumentAnalysis
+from scaling_core.queries.coverage import FileCoverage
+from scaling_core.queries.coverage_views import untested_definitions
 from server import code_cache
-from server.lsp.convert import diagnostic
+from server.lsp.convert import diagnostic, information
 from server.lsp.documents import Document
 from server.lsp.loop_monitor import LoopMonitor
 from server.lsp.state import State, settings_to_config
@@ -106,6 +108,8 @@ class MarginServer(LanguageServer):
         #: The process's exit code: 1 after ``exit`` without ``shutdown`` (LSP 3.17).
         self.exit_code = 0
         self._told_failure = False
+        #: The settings problems last shown to the user (shown again only when they change).
+        self._told_settings = ""
 
     # -- transport -----------------------------------------------------------------------------
     def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
@@ -157,14 +161,30 @@ class MarginServer(LanguageServer):
                 self.workspace_diagnostic_refresh(None)
             self.save_code_cache_once()
             return
-        converter = document.converter(self.encoding)
-        items = [diagnostic(converter, document.uri, d) for d in analysis.diagnostics]
+        items = self.diagnostics_for(document, analysis)
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=document.uri, version=document.version, diagnostics=items)
         )
         if self.client_supports_inlay_refresh():
             self.workspace_inlay_hint_refresh(None)
         self.save_code_cache_once()
+
+    def diagnostics_for(
+        self, document: Document, analysis: DocumentAnalysis, coverage: FileCoverage | None = None
+    ) -> list[types.Diagnostic]:
+        """The LSP diagnostics of one analysed version: the analysis's, then, when the
+        ``coverage_diagnostics`` setting is on, one information note per untested definition.
+
+        ``coverage`` is the analysis's coverage when the caller has it; otherwise the
+        state's cached one (computed once per analysis).
+        """
+        converter = document.converter(self.encoding)
+        items = [diagnostic(converter, document.uri, d) for d in analysis.diagnostics]
+        if self.state.config.coverage_diagnostics:
+            if coverage is None:
+                coverage = self.state.coverage(document.uri, analysis)
+            items += [information(converter, span, message) for span, message in untested_definitions(coverage)]
+        return items
 
     def save_code_cache_once(self) -> None:
         """After the first analysis, keep start-up's generated code for the next start (off the loop)."""
@@ -176,6 +196,12 @@ class MarginServer(LanguageServer):
         """Whether the client accepts ``workspace/diagnostic/refresh``."""
         workspace = self.client_capabilities.workspace
         return bool(workspace and workspace.diagnostics and workspace.diagnostics.refresh_support)
+
+    def refresh_code_lenses(self) -> None:
+        """Ask the client for code lenses again, when it can (the heading lenses follow the settings)."""
+        workspace = self.client_capabilities.workspace
+        if workspace and workspace.code_lens and workspace.code_lens.refresh_support:
+            self.workspace_code_lens_refresh(None)
 
     def client_supports_inlay_refresh(self) -> bool:
         """Whether the client accepts ``workspace/inlayHint/refresh``."""
@@ -218,3 +244,9 @@ class MarginServer(LanguageServer):
         self.state.config = config
         for problem in problems + more:
             self.window_log_message(types.LogMessageParams(types.MessageType.Warning, f"margin settings: {problem}"))
+        shown = "; ".join(problems + more)
+        if shown and shown != self._told_settings:  # once per distinct set of problems, not per re-send
+            self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, (
+                f"Margin settings: {shown[:2000]}. The other settings apply; a chip field that is not "
+                "usable is not known to drafts (T003 where it is used).")))  # fmt: skip
+        self._told_settings = shown

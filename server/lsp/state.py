@@ -29,10 +29,13 @@ from scaling_core import (
 )
 from scaling_core.diagnostics import make_diagnostic
 from scaling_core.document.analysis import ImportContext
+from scaling_core.document.imports import ImportMemo
 from scaling_core.document.incremental import RegionCache
+from scaling_core.hardware.records import chip_problems
+from scaling_core.queries.coverage import FileCoverage, document_coverage
 from server.analysis.runner import AnalysisRunner, runner_for
-from server.lsp.documents import Document, OpenTexts
-from server.workspace import UsageError, find_project, make_loader
+from server.lsp.documents import Document, OpenTexts, uri_to_path
+from server.workspace import load_project, make_loader
 
 log = logging.getLogger(__name__)
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
@@ -52,17 +55,19 @@ def settings_to_config(base: Config, settings: Any) -> tuple[Config, list[str]]:
     if not isinstance(table, dict):
         return base, ["settings must be an object"]
     merged: dict[str, Any] = {k: getattr(base, k) for k in ("tolerance", "code_spans", "trust", "check_frequency",
-                                                            "max_array_elements", "latex_math")}  # fmt: skip
+                                                            "max_array_elements", "latex_math", "coverage_lenses",
+                                                            "coverage_diagnostics")}  # fmt: skip
     merged.update({_CAMEL.sub("_", key).lower(): value for key, value in table.items()
                    if key not in _CLIENT_ONLY and value is not None})  # fmt: skip
     config, problems = config_from_mapping({k: list(v) if isinstance(v, tuple) else v for k, v in merged.items()})
+    problems += chip_problems(config)  # the editor's own chips, checked as a config file's are (docs/configuration.md)
     return _with(base, config), problems
 
 
 def _with(base: Config, editor: Config) -> Config:
     from dataclasses import replace
 
-    return replace(editor, include=base.include, exclude=base.exclude, chips=base.chips or editor.chips,
+    return replace(editor, include=base.include, exclude=base.exclude, chips={**base.chips, **editor.chips},
                    severity={**base.severity, **editor.severity}, targets=base.targets)  # fmt: skip
 
 
@@ -79,8 +84,17 @@ class State:
         self.desynchronised: set[str] = set()
         self.analyses: dict[str, tuple[int, DocumentAnalysis]] = {}
         self.caches: dict[str, RegionCache] = {}
+        #: The drafts each document's latest analysis read through imports (resolved paths), and whether
+        #: one of its imports was not found (a draft opened or written later may be the one).
+        self.depends: dict[str, tuple[frozenset[str], bool]] = {}
+        #: Imported drafts' analyses, shared by every importer (``scaling_core/document/imports.py``).
+        self.import_memo = ImportMemo()
+        #: Each document's coverage with the analysis it was computed from (see :meth:`coverage`).
+        self._coverage: dict[str, tuple[DocumentAnalysis, FileCoverage]] = {}
         #: Analyses stopped part-way because a newer version arrived.
         self.cancelled = 0
+        #: How many times the settings changed: the same text may now have other diagnostics.
+        self.settings_generation = 0
         self.config = Config()
         self.root: Path | None = None
         #: Resolves imports: open documents first, then the disk (rebuilt when the root changes).
@@ -108,8 +122,11 @@ class State:
         if self._settings_ready is None:
             self._settings_ready = asyncio.Event()
         self._settings_ready.clear()
+        self.settings_generation += 1
         self.analyses.clear()
         self.caches.clear()
+        self.import_memo = ImportMemo()
+        self._coverage.clear()
 
     def resume(self) -> None:
         """New settings are in place: re-check every open document."""
@@ -124,15 +141,12 @@ class State:
         self.loader = make_loader(root, OpenTexts(self.documents), display=str)
         if root is None:
             return []
-        try:
-            project = find_project(root)
-        except UsageError as error:
-            return [str(error)]
+        project, problems = load_project(root)  # a bad key is left out and reported; the good ones apply
         self.config = project.config
         if project.config_path is not None:  # imports may read the project and its import_roots too
             roots = [project.root, *project.import_roots]
             self.loader = make_loader(root, OpenTexts(self.documents), display=str, roots=roots)
-        return []
+        return problems
 
     # -- documents -----------------------------------------------------------
     def analyze_now(self, document: Document) -> DocumentAnalysis | None:
@@ -144,16 +158,35 @@ class State:
         """
         cache = self.caches.setdefault(document.uri, RegionCache())
         documents, uri = self.documents, document.uri
-        context = ImportContext(self.loader, trusted=self.trusted_code())
+        context = ImportContext(self.loader, trusted=self.trusted_code(), memo=self.import_memo)
         try:
             self._inject_fault(document)
-            return analyze_document(
+            analysis = analyze_document(
                 document.text, document.path, self.config, context=context, cache=cache,
                 index=document.index, cancelled=lambda: documents.get(uri) is not document,
             )  # fmt: skip
         except AnalysisCancelled:
             self.cancelled += 1
             return None
+        self.depends[uri] = (context.imported, any(not edge[2] for edge in context.edges))
+        return analysis
+
+    def importers_of(self, uri: str) -> list[str]:
+        """The other open documents that may read ``uri`` through an import (nested ones too).
+
+        Those whose latest analysis read it, one of whose imports was not
+        found, or that have not been analysed yet: not the others, so typing
+        in a draft nothing imports re-checks that draft alone.
+        """
+        path = uri_to_path(uri)
+        found = []
+        for other in self.documents:
+            if other == uri:
+                continue
+            depends = self.depends.get(other)
+            if depends is None or depends[1] or path in depends[0]:
+                found.append(other)
+        return found
 
     def analyze_plain(self, document: Document) -> DocumentAnalysis:
         """Analyse without touching the per-document caches (workspace checks, other threads)."""
@@ -179,6 +212,23 @@ class State:
         log.error("analysis of %s failed", document.uri, exc_info=error)
         self.caches.pop(document.uri, None)  # a cached region may be what broke it
         return _with_internal_error(self.analyze_safely(document), error)
+
+    def coverage(self, uri: str, analysis: DocumentAnalysis) -> FileCoverage:
+        """The coverage of ``analysis`` by the draft's own problems, computed once per analysis.
+
+        Safe from any thread: two callers racing compute it twice and keep one.  A bug
+        in the coverage engine is logged and reads as no coverage (no lens, no diagnostic).
+        """
+        stored = self._coverage.get(uri)
+        if stored is not None and stored[0] is analysis:
+            return stored[1]
+        try:
+            found = document_coverage(analysis)
+        except Exception as error:  # noqa: BLE001 - a bug in Margin: the editor keeps working without coverage
+            log.error("coverage of %s failed", uri, exc_info=error)
+            found = FileCoverage(analysis.path, ())
+        self._coverage[uri] = (analysis, found)
+        return found
 
     # -- scheduling ----------------------------------------------------------
     def schedule(self, uri: str) -> None:
@@ -213,6 +263,9 @@ class State:
         except Exception as error:  # noqa: BLE001 - a bug in Margin: requests are still answered
             analysis = await loop.run_in_executor(self._executor, self._after_failure, document, error)
             self._failed(document, error)
+        if analysis is not None and self.config.coverage_diagnostics and self.documents.get(uri) is document:
+            # The published diagnostics need the coverage: computed here, off the event loop.
+            await loop.run_in_executor(self._executor, self.coverage, uri, analysis)
         current = self.documents.get(uri)
         if analysis is None or current is None or current.version != document.version:
             # Stale: a newer version is on its way (or the document closed, which answers its waiters).
@@ -221,6 +274,8 @@ class State:
             return
         previous = self.analyses.get(uri)  # freed after publishing: ~10k objects, ~3 ms on 10,000 lines
         self.analyses[uri] = (document.version, analysis)
+        if uri in self._coverage and self._coverage[uri][0] is not analysis:
+            del self._coverage[uri]  # an older analysis's: not kept alive
         for key in [k for k in self._waiters if k[0] == uri and k[1] <= document.version]:
             for waiter in self._waiters.pop(key):
                 if not waiter.done():
@@ -263,6 +318,8 @@ class State:
                     waiter.set_result(None)  # requests about a closed document answer "nothing"
         self.analyses.pop(uri, None)
         self.caches.pop(uri, None)
+        self.depends.pop(uri, None)
+        self._coverage.pop(uri, None)
         pending = self._pending.pop(uri, None)
         if pending is not None:
             pending.cancel()

@@ -3,24 +3,15 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import margin
 
 GOOD = "# Draft\n\n```calc\nt = 1.7e7 byte / (9e10 byte/s)\n```\n\nIt takes `1.7e7 / 9e10 = 188us`, about 189 µs<!-- ≈ t -->.\n"
 BAD = "# Draft\n\n```calc\nt = 1.7e7 byte / (9e10 byte/s)\n```\n\nIt takes about **170 ms**<!-- ≈ t -->.\n"
-
-
-def margin(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "server", *args], cwd=cwd, input=stdin, capture_output=True, text=True,
-        timeout=60, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-    )  # fmt: skip
 
 
 @pytest.fixture

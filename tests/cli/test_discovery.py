@@ -5,14 +5,13 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from scaling_core import Config
 from server.workspace import Project, UsageError, discover, is_excluded
-from tests.conftest import ROOT
+from tests.conftest import margin
 
 GOOD = "# Draft\n\n```calc\nt = 1.7e7 byte / (9e10 byte/s)\n```\n\nIt takes `1.7e7 / 9e10 = 188us`, about 189 µs<!-- ≈ t -->.\n"
 BAD = "# Draft\n\n```calc\nt = 1.7e7 byte / (9e10 byte/s)\n```\n\nIt takes about **170 ms**<!-- ≈ t -->.\n"
@@ -37,13 +36,6 @@ def project(root: Path, *exclude: str) -> Project:
 def names(found: list[Path], root: Path) -> list[str]:
     """Found paths relative to ``root``, in discovery order."""
     return [path.resolve().relative_to(root.resolve()).as_posix() for path in found]
-
-
-def margin(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "server", *args], cwd=cwd, input=stdin, capture_output=True, text=True,
-        timeout=60, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-    )  # fmt: skip
 
 
 # --- folder walks: include, exclude, hidden -----------------------------------------------------------------------
@@ -255,7 +247,7 @@ def test_ignored_and_excluded_folders_are_never_entered(repo: Path, monkeypatch:
         scanned.append(Path(path).resolve().relative_to(repo.resolve()).as_posix())
         return real_scandir(path)
 
-    monkeypatch.setattr("server.workspace.os.scandir", recording_scandir)
+    monkeypatch.setattr("server.discovery.os.scandir", recording_scandir)
     found = names(discover([repo], project(repo, "drafts/old/**")), repo)
     assert found == ["a.md", "docs/b.md", "docs/private2/q.md", "docs/scratch.md"]
     assert sorted(scanned) == [".", "docs", "docs/private2", "drafts"]

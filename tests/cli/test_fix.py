@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,17 +15,10 @@ from scaling_core import Config, DocumentAnalysis, analyze_document
 from scaling_core.diagnostics import Fix
 from scaling_core.text import LineIndex
 from server.fixes import SAFE_CODES, fix_text, unified_diff
-from tests.conftest import ROOT
+from tests.conftest import ROOT, margin
 
 MISTAKES = ROOT / "examples" / "mistakes"
 CALC = "```calc\nt = 22.49 days\nu = 7 s\nv = 1.5 s\n```\n\n"
-
-
-def margin(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "server", *args], cwd=cwd, capture_output=True, text=True, timeout=120,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-    )  # fmt: skip
 
 
 def read(path: Path) -> str:

@@ -22,7 +22,7 @@ import xmlschema
 from scaling_core import CODES, Config, DocumentAnalysis, analyze_document
 from server import reports
 from server.sarif import DOCS_URL, FINGERPRINT_KEY, github_anchor
-from tests.conftest import ROOT
+from tests.conftest import ROOT, margin
 
 SCHEMAS = ROOT / "tests" / "schemas"
 NAMES = ["a b.md", "100%.md", "#x.md", "a,b.md", "c:d.md", "ünï cødé.md", "new\nline.md"]
@@ -63,13 +63,6 @@ PREFACE = "# Preface\n\nA paragraph pushed in above everything.\n\n"
 
 def analyze(text: str = DRAFT, path: str = "draft.md") -> DocumentAnalysis:
     return analyze_document(text, path, Config())
-
-
-def margin(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "server", *args], cwd=cwd, capture_output=True, text=True, timeout=60,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-    )  # fmt: skip
 
 
 @pytest.fixture

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,16 +17,9 @@ from scaling_core import Config, analyze_document
 from scaling_core.document.analysis import ImportContext
 from server.lsp.state import State
 from server.workspace import Project, UsageError, find_project, make_loader
-from tests.conftest import ROOT
+from tests.conftest import margin
 
 SECRET = "```calc\nsecret = 4242 byte\n```\n\nsecret-marker-text\n"
-
-
-def margin(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "server", *args], cwd=cwd, capture_output=True, text=True, timeout=60,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-    )  # fmt: skip
 
 
 @pytest.fixture

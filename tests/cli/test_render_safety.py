@@ -5,22 +5,13 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import margin
 
 DRAFT = "```calc\nt = 3600 s\n```\n\nIt takes {calc}`t -> h`.\n"
-
-
-def margin(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "server", *args], cwd=cwd, capture_output=True, text=True, timeout=60,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-    )  # fmt: skip
 
 
 @pytest.fixture

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from scaling_core import Config, DocumentAnalysis, ProblemStatus, analyze_document
 from scaling_core.document.analysis import ImportContext
 from scaling_core.queries.coverage import (
@@ -217,3 +219,53 @@ def test_editor_views_lens_per_heading_untested_definitions_and_who_tests_a_name
     ]
     concept = problems_testing(coverage, text.index("F = 4"))
     assert concept is not None and [p.title for p in concept.problems] == ["Question 1"]
+
+
+def _markdown_headings(text: str) -> list[tuple[int, int, str]]:
+    """Each heading as CommonMark (markdown-it) reads it, past a YAML front matter: (line, level, title)."""
+    import re
+
+    from markdown_it import MarkdownIt
+
+    front = re.match(r"---\n.*?\n---\n", text, re.S)  # front matter is no setext heading
+    if front is not None:
+        text = "\n" * front.group().count("\n") + text[front.end() :]
+    tokens = MarkdownIt("commonmark").parse(text)
+    return [
+        (token.map[0] + 1, int(token.tag[1]), tokens[number + 1].content.strip())
+        for number, token in enumerate(tokens)
+        if token.type == "heading_open" and token.map is not None
+    ]
+
+
+def test_sections_are_the_headings_markdown_reads_in_real_drafts() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).parents[2]
+    drafts = sorted((root / "examples").glob("*.md")) + sorted((root / "tests" / "realistic").glob("*.md"))
+    tricky = "# One #\n\n## Two ##  \n\nThree\n=====\n\n> ### Quoted\n\n- #### In a list\n\n```\n# not one\n```\n"
+    texts = [path.read_text("utf-8") for path in drafts] + [tricky]
+    for text in texts:
+        coverage = document_coverage(analyze_document(text, "x.md"))
+        found = [(s.line, s.level, s.title) for s in coverage.sections if s.level]
+        assert found == _markdown_headings(text)
+
+
+def test_coverage_reads_the_analysis_without_parsing_the_markdown_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    from markdown_it import MarkdownIt
+
+    text = BASE + "**Question 1:** F?\n\n<!-- margin: ignore C001 -->\n`F * 1 = 32768`\n\n`D * 2 = 16384`\n"
+    analysis = analyze_document(text, "x.md")
+    parses: list[str] = []
+    original = MarkdownIt.parse
+
+    def counted(self: MarkdownIt, src: str, env: object = None) -> object:
+        parses.append(src)
+        return original(self, src, env)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(MarkdownIt, "parse", counted)
+    coverage = document_coverage(analysis)
+    assert parses == []
+    # The suppressed check covers nothing: only D, through the second check.
+    assert _status(coverage) == {"D": "tested", "F": "untested", "flops": "untested", "unused": "untested"}
+    assert [s.title for s in coverage.sections if s.level] == ["Matmul", "Problems"]

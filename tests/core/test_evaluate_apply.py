@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from scaling_core import analyze_document
 from scaling_core.config import Config
-from scaling_core.document.effects import Effects
+from scaling_core.document.effects import Effects, Imported
 from scaling_core.document.incremental import RegionCache
 from scaling_core.document.interpret import Interpreter
 from scaling_core.document.regions import CalcRegion
@@ -65,15 +65,20 @@ def test_applying_replayed_effects_moves_them_and_resolves_outside_names_now() -
     assert it.results.values[-1].span == Span(108, 117) and it.scope.top_level["y"].span == Span(108, 109)
 
 
-def test_unknown_names_and_imports_are_never_replayed() -> None:
+def test_imports_are_never_replayed_and_unknown_names_are() -> None:
     assert Effects(0, (), (), (), (), ()).replayable
     it = interpreter("z = nope")
-    effects = it.evaluate(block("z = nope"), it.scope)
-    assert [d.code for d in effects.diagnostics] == ["N001"] and not effects.replayable
+    effects = it.evaluate(block("z = nope"), it.scope, quiet=True)
+    # Evaluated quietly, an unknown name's error holds no names of the scope: its did-you-mean is
+    # added after the analysis (names.suggest_names), so the error replays like any result.
+    assert [(d.code, d.notes) for d in effects.diagnostics] == [("N001", ())] and effects.replayable
     cache = RegionCache()
     cache.begin(Config())
     cache.put(("key",), effects)
-    assert cache.get(("key",)) is None and cache.evaluated == 0
+    assert cache.get(("key",)) is effects and cache.evaluated == 1
+    imported = Effects(0, (), (), (), (), (), (Imported("other.md", {}, 0),))
+    cache.put(("import",), imported)
+    assert not imported.replayable and cache.get(("import",)) is None
 
 
 def test_a_problem_scope_is_entered_fresh_and_imports_go_to_the_top_level() -> None:

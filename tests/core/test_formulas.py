@@ -47,6 +47,9 @@ CASES = [
      "Max(hops*t_hop, V*(size + wraparound - 1)/(ici_bw*size))"),
     ("allreduce_axis", 'allreduce_axis(4.5e11 byte, h100["1x8"]["y"])', 2 * 4.5e11 * 7 / (8 * H100_EGRESS),
      "2*Max(hops*t_hop, V*(size + wraparound - 1)/(ici_bw*size))"),
+    # sharding.md: AllToAll ≈ V/(4·W_ici) on a bidirectional ring.
+    ("alltoall_axis", 'alltoall_axis(9e10 byte, tpu_v5p["4x4x4"]["x"])', 9e10 / (4 * V5P_BI),
+     "Max(hops*t_hop, V*alltoall_share/ici_bw)"),
     ("transformer_params", "transformer_params(80, 8192, 28672, 64, 8, 128, 128256)",
      80 * (704_643_072 + 150_994_944) + 1_050_673_152, "L*(3*D*F + 2*D*(N + K)*H) + D*V"),
     ("moe_params", "moe_params(2, 4, 8, 2, 1, 2, 10, 4)", 904, "L*(3*E*D*F + 2*D*(N + K)*H) + D*V"),

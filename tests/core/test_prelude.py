@@ -14,6 +14,7 @@ from scaling_core.expr.tokens import canonical_comparison
 from scaling_core.expr.values import PROSE_CUTOFF, UNIT_AFTER_NUMBER_CUTOFF, EvaluationError, did_you_mean
 from scaling_core.external import KINDS
 from scaling_core.formulas import LIBRARY
+from scaling_core.measure_calls import SIGNATURES as MEASURE_CALLS
 from scaling_core.units.registry import default_registry
 from tests.conftest import analyze, codes, run, statuses
 
@@ -24,10 +25,12 @@ def test_formula_call_star_import_works() -> None:
     assert {"FormulaCall", "call_formula", "expected_dim"} <= set(namespace)
 
 
-def test_prelude_holds_every_builtin_then_every_formula_then_the_trusted_calls() -> None:
-    assert set(prelude.CALLABLES) == set(FUNCTIONS) | set(LIBRARY) | set(KINDS)
+def test_prelude_holds_every_builtin_then_every_formula_then_the_trusted_calls_then_measurements() -> None:
+    assert set(prelude.CALLABLES) == set(FUNCTIONS) | set(LIBRARY) | set(KINDS) | set(MEASURE_CALLS)
     assert list(prelude.CALLABLES)[: len(FUNCTIONS)] == list(FUNCTIONS)
-    assert list(prelude.CALLABLES)[-len(KINDS) :] == [name for name in KINDS if name not in FUNCTIONS | LIBRARY.keys()]
+    trusted = [name for name in KINDS if name not in FUNCTIONS | LIBRARY.keys()]
+    measured = [name for name in MEASURE_CALLS if name not in FUNCTIONS | LIBRARY.keys()]
+    assert list(prelude.CALLABLES)[-len(KINDS) - len(MEASURE_CALLS) :] == trusted + measured
 
 
 def test_an_evaluator_calls_only_what_its_caller_hands_it() -> None:

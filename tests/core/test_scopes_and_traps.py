@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scaling_core import AnalysisCancelled, analyze_document
-from scaling_core.document import analysis as analysis_module
+from scaling_core.document import driver as driver_module
 from scaling_core.document.incremental import RegionCache
 from tests.conftest import analyze, codes
 from tests.core.test_incremental import EXAMPLES, edits, observable
@@ -344,7 +344,7 @@ def test_random_edits_with_forward_references_match_a_full_reanalysis(sequence: 
 def test_forward_references_after_analyses_stopped_part_way(
     sequence: list[tuple[float, int, str]], stops: list[int]
 ) -> None:
-    saved, analysis_module.STOP_POLL_REGIONS = analysis_module.STOP_POLL_REGIONS, 1
+    saved, driver_module.STOP_POLL_REGIONS = driver_module.STOP_POLL_REGIONS, 1
     try:
         cache = RegionCache()
         text = FORWARD_BASE
@@ -358,7 +358,7 @@ def test_forward_references_after_analyses_stopped_part_way(
             incremental = analyze_document(text, "draft.md", cache=cache)
             assert observable(incremental) == observable(analyze_document(text, "draft.md"))
     finally:
-        analysis_module.STOP_POLL_REGIONS = saved
+        driver_module.STOP_POLL_REGIONS = saved
 
 
 # -- claims with < and <= are checks, never silently skipped -------------------------------

@@ -106,7 +106,8 @@ def test_an_illegal_shape_is_h001_naming_the_legal_ones(piece: str, shown: str) 
 
 def test_other_wrong_indexes_are_h001_too() -> None:
     assert "is not a shape" in error('tpu_v5e["big"]')
-    assert "no slices or axes" in error('tpu7x["4x4x4"]')
+    assert "tpu7x has no slice rules yet" in error('tpu7x["4x4x4"]')
+    assert "no slices or axes" in error('tpu_v5p.hbm["4x4x4"]')
     assert 'axes are "x", "y", "z"' in error('tpu_v5p["4x4x4"]["w"]')
 
 

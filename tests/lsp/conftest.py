@@ -37,7 +37,10 @@ class RecordingClient(LanguageClient):
         self.published_event = asyncio.Event()
         #: The position encoding the server chose (from its initialize result).
         self.server_encoding = "utf-16"
-        register_lsp_features(self, {**DEFAULT_CLIENT_FEATURES, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: _record})
+        #: How many times the server asked for code lenses again (``workspace/codeLens/refresh``).
+        self.code_lens_refreshes = 0
+        register_lsp_features(self, {**DEFAULT_CLIENT_FEATURES, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: _record,
+                                     types.WORKSPACE_CODE_LENS_REFRESH: _count_refresh})  # fmt: skip
 
     async def begin_session(self, profile: str) -> None:
         """Initialise a session with the editor's recorded capabilities, rooted at :data:`WORKSPACE`."""
@@ -54,6 +57,10 @@ def _record(client: RecordingClient, params: types.PublishDiagnosticsParams) -> 
     client.diagnostics[params.uri] = params.diagnostics
     client.published[(params.uri, params.version)] = params.diagnostics
     client.published_event.set()
+
+
+def _count_refresh(client: RecordingClient, params: None) -> None:
+    client.code_lens_refreshes += 1
 
 
 SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "server", "lsp"], client_factory=RecordingClient)

@@ -16,6 +16,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         tolerance: settings.get<number>("tolerance"),
         codeSpans: settings.get<boolean>("codeSpans"),
         latexMath: settings.get<boolean>("latexMath"),
+        coverageLenses: settings.get<boolean>("coverageLenses"),
+        coverageDiagnostics: settings.get<boolean>("coverageDiagnostics"),
         checkFrequency: settings.get<string>("checkFrequency"),
         severity: settings.get<Record<string, string>>("severity"),
         trust: vscode.workspace.isTrusted,

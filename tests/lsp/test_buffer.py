@@ -1,0 +1,70 @@
+"""The incremental text buffer equals a plain string with a fresh line index, whatever the edits."""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from lsprotocol import types
+
+from scaling_core import LineIndex
+from server.lsp import buffer as buffer_module
+from server.lsp.buffer import BufferIndex, TextBuffer
+from server.lsp.documents import Document, apply_changes
+
+EXAMPLES = int(os.environ.get("MARGIN_HYPOTHESIS_EXAMPLES", "0"))
+PIECES = st.sampled_from(["\n", "\r\n", "\r", "x", "é", "😀", "\u2028", "ab\ncd", "\r\r\n\n", "", "line one\nline two"])
+TEXTS = st.lists(PIECES, max_size=30).map("".join)
+EDITS = st.lists(st.tuples(st.floats(0, 1), st.integers(0, 6), TEXTS), min_size=1, max_size=25)
+
+
+def same(buffer: TextBuffer, text: str) -> None:
+    index, expected = BufferIndex(buffer), LineIndex(text)
+    assert buffer.length == len(text)
+    assert index.line_starts == expected.line_starts
+    for line in range(expected.line_count):
+        assert index.line_end(line) == expected.line_end(line)
+        assert index.line_text(line) == expected.line_text(line)
+    for offset in range(len(text) + 1):
+        assert index.position(offset) == expected.position(offset)
+    assert buffer.slice(1, len(text) - 1) == text[1:-1]
+    assert buffer.text == text
+
+
+@settings(max_examples=EXAMPLES or 200, deadline=None)
+@given(TEXTS, EDITS)
+def test_edits_give_the_text_and_lines_of_a_plain_string(start: str, edits: list[tuple[float, int, str]]) -> None:
+    saved, buffer_module.BLOCK = buffer_module.BLOCK, 3  # small blocks: edits cross them
+    try:
+        buffer, text = TextBuffer(start), start
+        for where, remove, insert in edits:
+            at = int(where * len(text))
+            end = min(len(text), at + remove)
+            buffer, text = buffer.replaced(at, end, insert), text[:at] + insert + text[end:]
+            index = BufferIndex(buffer)
+            assert index.line_starts == LineIndex(text).line_starts
+        same(buffer, text)
+    finally:
+        buffer_module.BLOCK = saved
+
+
+def test_an_edit_leaves_the_version_before_it_as_it_was() -> None:
+    # An analysis may still be reading the previous version when the next edit arrives.
+    before = TextBuffer("a\nb\nc\n")
+    after = before.replaced(2, 3, "B\nB")
+    assert before.text == "a\nb\nc\n" and BufferIndex(before).line_starts == [0, 2, 4, 6]
+    assert after.text == "a\nB\nB\nc\n" and BufferIndex(after).line_starts == [0, 2, 4, 6, 8]
+
+
+def test_typing_in_a_large_document_does_not_join_the_text_per_keystroke() -> None:
+    document = Document("file:///big.md", 1, "line of text\n" * 50_000)
+    for version in range(2, 200):
+        change = types.TextDocumentContentChangePartial(
+            range=types.Range(types.Position(25_000, 4), types.Position(25_000, 4)), text="x"
+        )
+        document = apply_changes(document, version, [change], "utf-16")
+    assert not document.buffer.joined  # pieces until something reads the whole text
+    assert len(document.buffer._pieces) <= 3
+    assert document.index.line_text(25_000) == "line" + "x" * 198 + " of text"
+    assert document.text.count("x") == 198 + 50_000 and document.buffer.joined

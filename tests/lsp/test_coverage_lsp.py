@@ -1,0 +1,152 @@
+"""Coverage in the editor, through the real server: a lens per heading, who tests a definition, and
+(when a setting turns it on) an information diagnostic on each definition no problem tests.
+
+The ``@SHARED_SERVER`` tests run with the default settings; a test that changes them has its own server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from lsprotocol import types
+
+from scaling_core import Config, DocumentAnalysis, analyze_document
+from tests.lsp.conftest import (
+    SHARED_SERVER,
+    TIMEOUT_S,
+    RecordingClient,
+    diagnostics,
+    next_publish,
+    open_document,
+    uses_pull,
+)
+
+DRAFT = """# Matmul
+
+```calc
+D = 8192
+F = 4 * D
+unused = 3
+```
+
+## Problems
+
+**Question 1:** What is F?
+
+`F * 1 = 32768`
+"""
+#: "# Matmul" spans its subsection: concepts Matmul, D, F, unused and Problems, all but unused tested.
+HEADING_LENSES = [
+    (0, "1 problem · 1 check · 80% of concepts tested"),
+    (8, "1 problem · 1 check · 100% of concepts tested"),
+]
+PROBLEM_LENS = (10, "✓ pass: 1/1 checks pass")
+
+
+async def lenses(client: RecordingClient, uri: str) -> list[tuple[int, str]]:
+    found = await asyncio.wait_for(
+        client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(uri))), TIMEOUT_S
+    )
+    return sorted((lens.range.start.line, lens.command.title if lens.command else "") for lens in found or [])
+
+
+async def hover(client: RecordingClient, uri: str, line: int, character: int) -> str:
+    found = await asyncio.wait_for(
+        client.text_document_hover_async(
+            types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(line, character))
+        ),
+        TIMEOUT_S,
+    )
+    assert found is not None and isinstance(found.contents, types.MarkupContent)
+    return found.contents.value
+
+
+@SHARED_SERVER
+async def test_each_heading_has_a_lens_with_its_problems_checks_and_concepts_tested(client: RecordingClient) -> None:
+    uri = await open_document(client, "coverage-lenses.md", DRAFT)
+    assert await lenses(client, uri) == sorted([*HEADING_LENSES, PROBLEM_LENS])
+
+
+@SHARED_SERVER
+async def test_hover_on_a_definition_lists_the_problems_that_test_it(client: RecordingClient) -> None:
+    uri = await open_document(client, "coverage-hover.md", DRAFT)
+    tested = await hover(client, uri, 4, 0)  # F = 4 * D
+    assert "Tested by **Question 1** (line 11, ✓ 1/1 checks pass)" in tested
+    assert "Tested by **Question 1**" in await hover(client, uri, 4, 8)  # D, used in F's definition
+    assert "No problem tests `unused` yet." in await hover(client, uri, 5, 0)
+
+
+@SHARED_SERVER
+async def test_untested_definitions_are_not_flagged_by_default(client: RecordingClient) -> None:
+    uri = await open_document(client, "coverage-quiet.md", DRAFT)
+    assert await diagnostics(client, uri, 1) == []
+
+
+async def test_a_setting_flags_untested_definitions_and_another_hides_the_heading_lenses(
+    fresh_client: RecordingClient,
+) -> None:
+    client = fresh_client  # settings are per server
+    uri = await open_document(client, "coverage-settings.md", DRAFT)
+    assert await diagnostics(client, uri, 1) == []
+    before = await pulled_result_id(client, uri)
+    client.set_configuration({"coverageDiagnostics": True, "coverageLenses": False}, section="margin")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    if uses_pull(client):
+        # The text is the same but the settings are not: a client sending its last result id gets the new items.
+        report = await client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri), previous_result_id=before)
+        )
+        assert isinstance(report, types.RelatedFullDocumentDiagnosticReport)
+        found = list(report.items)
+    else:
+        found = await next_publish(client, uri, lambda items: bool(items))
+    assert [(d.message, d.severity, d.code, d.range.start.line) for d in found] == [
+        ("no problem tests `unused`", types.DiagnosticSeverity.Information, None, 5)
+    ]
+    assert (found[0].range.start.character, found[0].range.end.character) == (0, len("unused"))
+    assert await lenses(client, uri) == [PROBLEM_LENS]
+    # A client that can be asked to fetch code lenses again is asked (VS Code), others are not (Neovim).
+    workspace = client.capabilities.workspace if client.capabilities else None
+    asks = int(bool(workspace and workspace.code_lens and workspace.code_lens.refresh_support))
+    assert client.code_lens_refreshes == asks
+
+
+async def pulled_result_id(client: RecordingClient, uri: str) -> str | None:
+    """The result id of a pulled diagnostics report (None for a client that does not pull)."""
+    if not uses_pull(client):
+        return None
+    report = await client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri))
+    )
+    return report.result_id
+
+
+def _analysis() -> DocumentAnalysis:
+    return analyze_document(DRAFT, "/tmp/coverage-cache.md")
+
+
+def test_coverage_is_computed_once_per_analysis() -> None:
+    from server.lsp.state import State
+
+    state = State(lambda document, analysis: None)
+    first, second = _analysis(), _analysis()
+    once = state.coverage("file:///tmp/coverage-cache.md", first)
+    assert state.coverage("file:///tmp/coverage-cache.md", first) is once
+    again = state.coverage("file:///tmp/coverage-cache.md", second)
+    assert again is not once and again == once  # a new analysis: computed again, the same answer
+    state.close("file:///tmp/coverage-cache.md")
+    assert state.coverage("file:///tmp/coverage-cache.md", second) is not again
+
+
+def test_coverage_settings_in_the_project_and_the_editor() -> None:
+    from scaling_core import config_from_mapping
+    from server.lsp.state import settings_to_config
+
+    assert (Config().coverage_lenses, Config().coverage_diagnostics) == (True, False)
+    project, problems = config_from_mapping({"coverage_diagnostics": True, "coverage-lenses": False})
+    assert problems == [] and (project.coverage_lenses, project.coverage_diagnostics) == (False, True)
+    _config, problems = config_from_mapping({"coverage_diagnostics": "yes"})
+    assert problems == ["coverage_diagnostics: must be true or false"]
+    # The editor's settings layer over the project's; what the editor does not set, the project keeps.
+    config, problems = settings_to_config(project, {"margin": {"coverageLenses": True}})
+    assert problems == [] and (config.coverage_lenses, config.coverage_diagnostics) == (True, True)
