@@ -83,6 +83,9 @@ class Driver:
         self.interpreter = interpreter
         self.problems = problems
         self.problem_starts = [p.span.start for p in problems]
+        #: Problems overlap only when a broken marker nests them (rare): then each region
+        #: belongs to the outermost problem holding it, as a single pass over the text gives.
+        self.nested = any(b.span.start < a.span.end for a, b in zip(problems, problems[1:]))
         self.code_spans, self.latex_math = code_spans, latex_math
         self.cache = cache
         self.check_stop = check_stop
@@ -126,6 +129,8 @@ class Driver:
         problems, count = self.problems, len(scan.regions)
         if not problems:
             return [(None, 0, count)]
+        if self.nested:
+            return self.outermost_scopes(scan, start)
         at = bisect.bisect_right(self.problem_starts, start) - 1
         if at < 0 or problems[at].span.end <= start:
             at += 1  # the first problem that may hold part of the chunk
@@ -154,6 +159,21 @@ class Driver:
         if at < count:
             found.append((None, at, count))
         return found
+
+    def outermost_scopes(self, scan: ChunkScan, start: int) -> Scopes:
+        """:meth:`scopes` when problems nest: each region in the outermost problem holding it."""
+        starts = scan.starts
+        if starts is None:
+            starts = scan.starts = [_start(region) for region in scan.regions]
+        found: Scopes = []
+        for index, offset in enumerate(starts):
+            position = start + offset
+            owner = next((p for p in self.problems if p.span.start <= position < p.span.end), None)
+            if found and found[-1][0] is owner:
+                found[-1] = (owner, found[-1][1], index + 1)
+            else:
+                found.append((owner, index, index + 1))
+        return found or [(None, 0, len(scan.regions))]
 
     def enter(self, problem: ProblemRegion | None) -> None:
         """Enter ``problem``'s scope (None: the top level), leaving the current one."""
