@@ -83,8 +83,13 @@ edits = st.lists(
 @settings(max_examples=EXAMPLES or 150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(edits)
 def test_random_edit_sequences_match_a_full_reanalysis(sequence: list[tuple[float, int, str]]) -> None:
+    assert_edits_match_a_full_reanalysis(BASE, sequence)
+
+
+def assert_edits_match_a_full_reanalysis(base: str, sequence: list[tuple[float, int, str]]) -> None:
+    """Apply each (where, remove, insert) edit to ``base``; after each, the cached analysis equals a full one."""
     cache = RegionCache()
-    text = BASE
+    text = base
     analyze_document(text, "draft.md", cache=cache)
     for where, remove, insert in sequence:
         position = int(where * len(text))

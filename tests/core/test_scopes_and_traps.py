@@ -17,7 +17,7 @@ from scaling_core import AnalysisCancelled, analyze_document
 from scaling_core.document import driver as driver_module
 from scaling_core.document.incremental import RegionCache
 from tests.conftest import analyze, codes
-from tests.core.test_incremental import EXAMPLES, edits, observable
+from tests.core.test_incremental import EXAMPLES, assert_edits_match_a_full_reanalysis, edits, observable
 
 
 def _at(doc, item) -> str:  # type: ignore[no-untyped-def]
@@ -329,14 +329,7 @@ FORWARD_BASE = FORWARD + QUESTION_THEN_BLOCK + MYST + "\nAbout 45 days<!-- ≈ 2
 @settings(max_examples=EXAMPLES or 60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(edits)
 def test_random_edits_with_forward_references_match_a_full_reanalysis(sequence: list[tuple[float, int, str]]) -> None:
-    cache = RegionCache()
-    text = FORWARD_BASE
-    analyze_document(text, "draft.md", cache=cache)
-    for where, remove, insert in sequence:
-        position = int(where * len(text))
-        text = text[:position] + insert + text[position + remove :]
-        incremental = analyze_document(text, "draft.md", cache=cache)
-        assert observable(incremental) == observable(analyze_document(text, "draft.md"))
+    assert_edits_match_a_full_reanalysis(FORWARD_BASE, sequence)
 
 
 @settings(max_examples=EXAMPLES or 40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
