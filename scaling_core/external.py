@@ -104,6 +104,8 @@ class Question:
     program: str
     function: str
     args: tuple[ShapeArg, ...]
+    #: ``xla_cost`` only: a TPU topology to compile for as well (libtpu's name: ``"v5e:2x2"``); "" for none.
+    target: str = ""
 
 
 #: The questions the engine asks, with the fields each answer has (all numbers).
@@ -111,6 +113,8 @@ KINDS: dict[str, tuple[str, ...]] = {
     "xla_cost": ("flops", "dot_flops", "transcendentals", "bytes", "bytes_unfused"),
     "comm_bytes": ("all_gather", "reduce_scatter", "all_reduce", "all_to_all", "ppermute", "total"),
 }
+#: The fields an ``xla_cost`` with a TPU target adds (``server/analysis/tpu_aot.py``).
+TPU_FIELDS = ("compiled_flops", "compiled_bytes", "xla_seconds")
 
 
 @dataclass(frozen=True)
@@ -140,6 +144,7 @@ class TrustedCode(Protocol):
 __all__ = [
     "JAX_DTYPES",
     "KINDS",
+    "TPU_FIELDS",
     "Answer",
     "CellReport",
     "Outcome",

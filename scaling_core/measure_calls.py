@@ -95,15 +95,17 @@ def measure_call(
         message = (f"stale measurement: {call} was measured on {found.device} for a different request "
                    f"({found.about}); run margin measure")  # fmt: skip
         ev.hints.append(make_diagnostic("T005", message, node.span))
-        return _record(name, found, "the measurement is stale: the request changed since it was measured")
+        return _record(
+            name, request, found, "the measurement is stale: the request changed since it was measured", "stale"
+        )
     cv = found.values.get("cv", 0.0)
     if cv > NOISY_CV:
         samples = int(found.values.get("n", 0))
         message = (f"noisy measurement: CV {cv:.2f} > {NOISY_CV:g} over {samples} samples on {found.device}; "
                    "its times give no verdict (measure again on a quiet machine)")  # fmt: skip
         ev.hints.append(make_diagnostic("T004", message, node.span))
-        return _record(name, found, f"noisy measurement (CV {cv:.2f} > {NOISY_CV:g})")
-    return _record(name, found, "")
+        return _record(name, request, found, f"noisy measurement (CV {cv:.2f} > {NOISY_CV:g})", "noisy")
+    return _record(name, request, found, "", "found")
 
 
 def _least(name: str) -> int:
@@ -192,7 +194,7 @@ def _whole(ev: Evaluator, name: str, expr: ast.Expr, what: str) -> int:
     return int(value.value)
 
 
-def _record(name: str, found: Measurement, unknown_why: str) -> Record:
+def _record(name: str, request: MeasureRequest, found: Measurement, unknown_why: str, status: str) -> Record:
     fields: dict[str, Quantity] = {}
     unknown: dict[str, str] = {}
     for field, (number, is_time) in FIELDS.items():
@@ -205,7 +207,10 @@ def _record(name: str, found: Measurement, unknown_why: str) -> Record:
     median = found.values.get("median_s")
     shown = f": median {median * 1e3:.4g} ms" if median is not None else ""
     title = f"{name} on {found.device}{shown} ({found.about})" if found.about else f"{name} on {found.device}{shown}"
-    return Record(f"{name}(...)", title, fields, {"measured": found.about}, kind="measurement", unknown=unknown)
+    # Besides "measured", what hover shows (queries/measured.py): no key is a field's name, so a field's source stays "".
+    sources = {**found.details, "measured": found.about, "call": request.call, "request": request.key,
+               "device": found.device, "status": status}  # fmt: skip
+    return Record(f"{name}(...)", title, fields, sources, kind="measurement", unknown=unknown)
 
 
 __all__ = ["COLLECTIVES", "DOCS", "FIELDS", "SIGNATURES", "measure_call"]

@@ -79,6 +79,8 @@ class Measurement:
     values: dict[str, float] = field(default_factory=dict)
     #: One line of provenance: when, where, with which JAX (or, when stale, what it was measured for).
     about: str = ""
+    #: Provenance for hover, each as text: ``device_kind``, ``host``, ``date``, ``jax``, ``method``, ``request``.
+    details: dict[str, str] = field(default_factory=dict)
 
 
 class MeasurementSource(Protocol):

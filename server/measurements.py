@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -178,7 +179,20 @@ def _locked(lock: Path) -> Iterator[None]:
 def _found(device: str, entry: dict[str, Any]) -> Measurement:
     result = entry.get("result", {})
     values = {k: float(v) for k, v in result.items() if isinstance(v, int | float) and not isinstance(v, bool)}
-    return Measurement(Found.FOUND, device, values, _when(entry))
+    return Measurement(Found.FOUND, device, values, _when(entry), _details(entry))
+
+
+def _details(entry: dict[str, Any]) -> dict[str, str]:
+    """The provenance hover shows, as text: device kind, host(s), date, JAX, how it was measured."""
+    p = entry.get("provenance", {}) if isinstance(entry.get("provenance"), dict) else {}
+    details = {key: str(p[key]) for key in ("device_kind", "host", "date", "jax") if p.get(key)}
+    hosts = int(p.get("process_count") or 1) if isinstance(p.get("process_count"), int) else 1
+    if hosts > 1 and "host" in details:
+        details["host"] += f" and {hosts - 1} more"
+    method = p.get("method")
+    if isinstance(method, dict) and method:
+        details["method"] = ", ".join(f"{k} {v}" for k, v in sorted(method.items()))
+    return details
 
 
 def _when(entry: dict[str, Any]) -> str:
@@ -223,3 +237,45 @@ def _round(value: Any) -> Any:
 def cache_for(root: Path | None) -> MeasurementCache:
     """The measurement cache of the project at ``root`` (the current folder when None)."""
     return MeasurementCache(root if root is not None else Path.cwd())
+
+
+class LiveCache:
+    """The editor's measurement source: the project's cache, read again whenever the file changes on disk.
+
+    ``margin measure`` (or the editor's "Run measurement") rewrites the file;
+    :meth:`refresh` notices by its modification time and size (one ``stat``),
+    so a draft analysed after that reads the new entries.  Safe to call from
+    any thread.
+    """
+
+    def __init__(self, root: Path | None) -> None:
+        self.cache = cache_for(root)
+        self._stamp = self._read_stamp()
+        self._lock = threading.Lock()
+
+    @property
+    def path(self) -> Path:
+        """The cache file."""
+        return self.cache.path
+
+    def _read_stamp(self) -> tuple[int, int] | None:
+        try:
+            status = self.cache.path.stat()
+        except OSError:
+            return None
+        return status.st_mtime_ns, status.st_size
+
+    def refresh(self) -> bool:
+        """Read the file again on the next question if it changed since it was read; whether it did."""
+        stamp = self._read_stamp()
+        with self._lock:
+            if stamp == self._stamp:
+                return False
+            self._stamp = stamp
+            self.cache = MeasurementCache(self.cache.root, self.cache.path)
+            return True
+
+    def lookup(self, request: MeasureRequest) -> Measurement:
+        """What the cache on disk has for ``request`` (read when first asked, again after a change)."""
+        with self._lock:
+            return self.cache.lookup(request)

@@ -37,6 +37,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "publishing: real book builds (Sphinx, Pandoc, mystmd, Jupyter Book); .ci/run runs them as a step"
     )
+    config.addinivalue_line("markers", "ray: measurements on a local Ray cluster (margin[ray]); a step of .ci/run")
 
 
 def analyze(text: str, **config: object) -> DocumentAnalysis:

@@ -4,15 +4,28 @@ from __future__ import annotations
 
 import json
 
-from tests.cli.test_check_command import margin
-from tests.conftest import ROOT
+from tests.conftest import ROOT, margin
 
 
 def test_examples_pass_as_the_quick_start_runs_them() -> None:
     result = margin("check", "examples/", cwd=ROOT)
     assert result.returncode == 0, result.stdout
     assert "0 failed" in result.stdout and "0 errors" in result.stdout
-    assert "problems 43 passed" in result.stdout  # 36, examples/book 3, examples/measured-roofline.md 4
+    # 36, examples/book 3, examples/measured-roofline.md 4, examples/compiler-check.md 3
+    assert "problems 46 passed" in result.stdout
+
+
+def test_the_compiler_check_example_runs_no_python_in_the_quick_start() -> None:
+    """Untrusted (the repository says nothing about trust): one warning at the block saying how to trust
+    it, the checks against XLA untested, the hand derivations checked; tests/jax checks it trusted."""
+    result = margin("check", "--format", "json", "examples/compiler-check.md", cwd=ROOT)
+    report = json.loads(result.stdout)
+    assert result.returncode == 0, result.stdout
+    warnings = [d for d in report["diagnostics"] if d["severity"] != "information"]
+    assert [(d["code"], d["line"]) for d in warnings] == [("T001", 19)] and "trust = true" in warnings[0]["message"]
+    assert {d["code"] for d in report["diagnostics"]} == {"T001", "T003"}
+    assert report["summary"]["checks"] == {"pass": 7, "fail": 0, "warn": 0, "skip": 10}
+    assert report["summary"]["problems"] == {"pass": 3, "fail": 0, "untested": 0}
 
 
 def test_every_mistake_is_reported_at_the_prose_number_with_both_values() -> None:

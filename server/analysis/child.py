@@ -13,8 +13,8 @@ Requests (``id`` is echoed; the last reply of each request has ``"final": true``
     Runs the cells in order in one fresh namespace.  Replies
     ``{"kind": "cell", "index": i, "outcome": "ok" | "error" | "not-run", "message": ..., "line": n}``
     after each cell, then ``{"kind": "loaded", "functions": [...], "final": true}``.
-``{"op": "ask", "id": 2, "kind": "xla_cost" | "comm_bytes", "program": DIGEST, "function": NAME, "args": [[DTYPE, [DIMS]], ...]}``
-    Replies ``{"kind": "answer", "values": {...}, "unknown": {...}, "failure": null | [OUTCOME, MESSAGE], "final": true}``.
+``{"op": "ask", "id": 2, "kind": "xla_cost" | "comm_bytes", "program": DIGEST, "function": NAME, "args": [[DTYPE, [DIMS]], ...], "target": "v5e:2x2"}``
+    (``target``, optional: a TPU topology ``xla_cost`` also compiles for, ``server/analysis/tpu_aot.py``.)  Replies ``{"kind": "answer", "values": {...}, "unknown": {...}, "failure": null | [OUTCOME, MESSAGE], "final": true}``.
 ``{"op": "shutdown"}``
     Exits.
 
@@ -99,7 +99,7 @@ class Child:
         except ImportError as error:
             return {"failure": ["not-run", missing_module(error)]}
         try:
-            values, unknown = costs.answer(str(request.get("kind")), function, args)
+            values, unknown = costs.answer(str(request.get("kind")), function, args, str(request.get("target") or ""))
         except costs.Unsupported as error:
             return {"failure": ["not-run", str(error)]}
         except ImportError as error:

@@ -53,11 +53,19 @@ class Unsupported(Exception):
     """A question this JAX cannot answer (the message says why); not the author's error."""
 
 
-def answer(kind: str, function: Any, args: list[tuple[str, list[int]]]) -> tuple[dict[str, float], dict[str, str]]:
-    """Values and unknown fields (field -> reason) for one question."""
+def answer(
+    kind: str, function: Any, args: list[tuple[str, list[int]]], target: str = ""
+) -> tuple[dict[str, float], dict[str, str]]:
+    """Values and unknown fields (field -> reason) for one question; ``target``: a TPU topology to compile for."""
     structs = shape_structs(args)
     if kind == "xla_cost":
-        return xla_cost(function, structs)
+        values, unknown = xla_cost(function, structs)
+        if target:  # after the CPU lowering, so that the author's own errors are reported as such
+            from server.analysis.tpu_aot import compiled_cost
+
+            tpu_values, tpu_unknown = compiled_cost(function, structs, target)
+            values, unknown = {**values, **tpu_values}, {**unknown, **tpu_unknown}
+        return values, unknown
     if kind == "comm_bytes":
         from server.analysis.comm import comm_bytes
 

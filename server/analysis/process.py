@@ -7,7 +7,8 @@ then is killed (its whole process group) and the request fails with a
 :class:`ProcessFailure` saying why; the next request starts a fresh child.
 The same happens when the child exits, closes its output or prints a line
 that is not protocol.  Its stderr is drained continuously (the author's
-``print`` goes there) and its last lines are quoted when it dies.
+``print`` goes there) and its last lines are quoted when it dies.  The
+reading is :mod:`server.json_lines`'s, shared with the measurement workers.
 
 The child runs with ``JAX_PLATFORMS=cpu`` (lowering for cost analysis is a CPU
 job; an editor must not take the GPU) and ``XLA_FLAGS`` asking for
@@ -17,23 +18,20 @@ to that many devices can be traced.
 
 from __future__ import annotations
 
-import collections
 import json
 import os
-import queue
-import signal
-import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
+
+from server.json_lines import Child, Ended, Garbage, Silent
 
 #: Host (CPU) devices the analysis process asks XLA for.
 CPU_DEVICES = 8
 #: Seconds a fresh child has to say it is ready.
 START_SECONDS = 30.0
-_EOF = object()
 
 
 class ProcessFailure(Exception):
@@ -66,9 +64,7 @@ class AnalysisProcess:
     def __init__(self, command: list[str] | None = None, cwd: str | None = None) -> None:
         self.command = command or child_command()
         self.cwd = cwd
-        self._process: subprocess.Popen[str] | None = None
-        self._lines: queue.Queue[object] = queue.Queue()
-        self._stderr: collections.deque[str] = collections.deque(maxlen=20)
+        self._child: Child | None = None
         self._lock = threading.Lock()
         self._next_id = 0
         #: What the child said when it started (``python``, ``jax`` versions, ``pid``).
@@ -78,20 +74,12 @@ class AnalysisProcess:
 
     # -- life cycle ----------------------------------------------------------------
     def _start(self) -> None:
-        self._lines = queue.Queue()
-        self._stderr.clear()
+        child = Child(self.command, env=child_environment(), cwd=self.cwd, tail=20)
         try:
-            process = subprocess.Popen(
-                self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                text=True, encoding="utf-8", errors="replace", cwd=self.cwd, env=child_environment(),
-                start_new_session=True, bufsize=1,
-            )  # fmt: skip
+            child.start()
         except OSError as error:
             raise ProcessFailure(f"could not start the analysis process ({self.command[0]}): {error}") from None
-        self._process = process
-        assert process.stdout is not None and process.stderr is not None
-        threading.Thread(target=self._read, args=(process.stdout, self._lines), daemon=True).start()
-        threading.Thread(target=self._drain, args=(process.stderr, self._stderr), daemon=True).start()
+        self._child = child
         self.generation += 1
         ready = self._next(time.monotonic() + START_SECONDS, "to start")
         if ready.get("kind") != "ready":
@@ -99,35 +87,10 @@ class AnalysisProcess:
             raise ProcessFailure(f"the analysis process did not start properly: {str(ready)[:200]}")
         self.hello = ready
 
-    @staticmethod
-    def _read(stream: IO[str], lines: queue.Queue[object]) -> None:
-        for line in stream:
-            lines.put(line)
-        lines.put(_EOF)
-
-    @staticmethod
-    def _drain(stream: IO[str], tail: collections.deque[str]) -> None:
-        for line in stream:
-            tail.append(line.rstrip("\n"))
-
     def _kill(self) -> None:
-        process, self._process = self._process, None
-        if process is None:
-            return
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
-        for stream in (process.stdin, process.stdout, process.stderr):
-            try:
-                if stream is not None:
-                    stream.close()
-            except OSError:
-                pass
+        child, self._child = self._child, None
+        if child is not None:
+            child.kill()
 
     def close(self) -> None:
         """Stop the child (it would also exit when its stdin closes)."""
@@ -137,23 +100,22 @@ class AnalysisProcess:
     @property
     def running(self) -> bool:
         """Whether a child is alive now."""
-        return self._process is not None and self._process.poll() is None
+        return self._child is not None and self._child.alive
 
     # -- requests ------------------------------------------------------------------
     def request(self, message: dict[str, Any], seconds: float) -> list[dict[str, Any]]:
         """Send ``message``; return every reply to it, the last one final.  Raises :class:`ProcessFailure`."""
         with self._lock:
-            if self._process is None or self._process.poll() is not None:
+            if not self.running:
                 self._kill()
                 self._start()
             self._next_id += 1
             ident = self._next_id
-            process = self._process
-            assert process is not None and process.stdin is not None
+            child = self._child
+            assert child is not None
             try:
-                process.stdin.write(json.dumps({**message, "id": ident}) + "\n")
-                process.stdin.flush()
-            except OSError:
+                child.write(json.dumps({**message, "id": ident}) + "\n")
+            except (OSError, ValueError):
                 raise self._died("while a request was sent") from None
             deadline = time.monotonic() + seconds
             replies: list[dict[str, Any]] = []
@@ -167,34 +129,25 @@ class AnalysisProcess:
 
     def _next(self, deadline: float, what: str, partial: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """The next protocol line, or kill the child and raise."""
+        child = self._child
+        assert child is not None
         try:
-            line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
-        except queue.Empty:
+            return child.lines.next(deadline)
+        except Silent:
             self._kill()
             raise ProcessFailure(f"the analysis process did not answer {what}; it was stopped", partial) from None
-        if line is _EOF:
-            raise self._died("before it answered", partial)
-        try:
-            reply = json.loads(str(line))
-        except json.JSONDecodeError:
-            reply = None
-        if not isinstance(reply, dict):
+        except Ended:
+            raise self._died("before it answered", partial) from None
+        except Garbage as garbage:
             self._kill()
             raise ProcessFailure(
-                f"the analysis process printed a line that is not protocol: {str(line)[:80]!r}", partial
-            )
-        return reply
+                f"the analysis process printed a line that is not protocol: {garbage.line[:80]!r}", partial
+            ) from None
 
     def _died(self, when: str, partial: list[dict[str, Any]] | None = None) -> ProcessFailure:
-        process = self._process
-        code = None
-        if process is not None:
-            try:
-                code = process.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                code = None
+        child = self._child
+        code = child.exit_code(2) if child is not None else None
         self._kill()
-        time.sleep(0.05)  # let the stderr drain catch the last words
-        last = next((line for line in reversed(self._stderr) if line.strip()), "")
+        last = child.last_words() if child is not None else ""
         said = f": {last[:200]}" if last else ""
         return ProcessFailure(f"the analysis process exited (code {code}) {when}{said}", partial)

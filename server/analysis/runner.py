@@ -119,7 +119,7 @@ class AnalysisRunner:
     def _send_ask(self, question: Question) -> Answer:
         message = {
             "op": "ask", "kind": question.kind, "program": question.program, "function": question.function,
-            "args": [[arg.dtype, list(arg.dims)] for arg in question.args],
+            "args": [[arg.dtype, list(arg.dims)] for arg in question.args], "target": question.target,
         }  # fmt: skip
         self.requests += 1
         try:

@@ -13,20 +13,16 @@ a :class:`MeasureError`: the worker is fine and keeps serving.
 
 from __future__ import annotations
 
-import collections
 import itertools
-import os
-import queue
 import signal
 import subprocess
-import threading
 import time
 from collections.abc import Callable
-from typing import IO, Any
+from typing import Any
 
-from server.worker.protocol import PROTOCOL, decode, encode, request
+from server.json_lines import Child, Ended, Garbage, Lines, Silent
+from server.worker.protocol import PROTOCOL, encode, request
 
-_EOF = object()
 #: Seconds a worker may run past its deadline before it is killed (a kernel in flight cannot be interrupted).
 GRACE_SECONDS = 10.0
 _ids = itertools.count(1)
@@ -60,44 +56,64 @@ def describe_exit(code: int | None) -> str:
     return f"exited with code {code}"
 
 
-class WorkerProcess:
-    """One running worker, reached through a command (``python -m server.worker``, ``ssh host ...``)."""
+class WorkerLink:
+    """The client side of one worker, whatever reaches it: the requests, the deadlines, the heartbeats.
 
-    def __init__(
-        self,
-        argv: list[str],
-        label: str,
-        *,
-        env: dict[str, str] | None = None,
-        explain_exit: Callable[[int | None], str] = describe_exit,
-    ) -> None:
-        self.argv = argv
+    A transport's link says how to start the worker (:meth:`spawn`), send it a
+    line (:meth:`send`), stop it (:meth:`kill`, :meth:`close`), whether it is
+    up (:attr:`alive`) and how it died (:meth:`_died`); it puts what the
+    worker writes into :attr:`lines`.  Everything else (waiting for
+    ``ready``, a measurement's deadline and grace, missing heartbeats, a line
+    that is not protocol) is this class's, the same for every transport.
+    """
+
+    def __init__(self, label: str) -> None:
         self.label = label
-        self.env = env
-        self.explain_exit = explain_exit
-        self.process: subprocess.Popen[str] | None = None
+        self.lines = Lines()
         self.ready: dict[str, Any] = {}
-        self._lines: queue.Queue[object] = queue.Queue()
-        self._stderr: collections.deque[str] = collections.deque(maxlen=30)
-        self._write = threading.Lock()
 
-    # -- life cycle -------------------------------------------------------------------
+    # -- what a transport provides ----------------------------------------------------
     def spawn(self) -> None:
-        """Start the command (without waiting for ``ready``)."""
-        try:
-            process = subprocess.Popen(
-                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                encoding="utf-8", errors="replace", env=self.env, start_new_session=True, bufsize=1,
-            )  # fmt: skip
-        except FileNotFoundError:
-            raise WorkerFailure(f"{self.label}: command not found: {self.argv[0]}") from None
-        except OSError as error:
-            raise WorkerFailure(f"{self.label}: could not start {self.argv[0]}: {error}") from None
-        self.process = process
-        assert process.stdout is not None and process.stderr is not None
-        threading.Thread(target=_read, args=(process.stdout, self._lines), daemon=True).start()
-        threading.Thread(target=_drain, args=(process.stderr, self._stderr), daemon=True).start()
+        """Start the worker (without waiting for ``ready``); raises :class:`WorkerFailure`."""
+        raise NotImplementedError
 
+    def send(self, message: dict[str, Any]) -> None:
+        """Send one request; raises :class:`WorkerFailure` when the worker is gone."""
+        raise NotImplementedError
+
+    def kill(self) -> None:
+        """Stop the worker now (idempotent)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Ask the worker to exit, then make sure it has."""
+        try:
+            self.send(request("shutdown", "bye"))
+        except WorkerFailure:
+            pass
+        self.kill()
+
+    @property
+    def alive(self) -> bool:
+        """Whether the worker is up now."""
+        raise NotImplementedError
+
+    @property
+    def pid(self) -> int | None:
+        """The worker's process id, where the transport knows one."""
+        return None
+
+    @property
+    def stderr_tail(self) -> list[str]:
+        """The worker's last lines on stderr (where the transport sees them)."""
+        return []
+
+    def _died(self, when: str) -> WorkerFailure:
+        """The worker's stream ended: stop it, and say why in words."""
+        self.kill()
+        return WorkerFailure(f"{self.label}: the worker closed its output {when}")
+
+    # -- shared -----------------------------------------------------------------------
     def wait_ready(self, seconds: float) -> dict[str, Any]:
         """Wait for the worker's ``ready`` line; returns it (its provenance says where it runs)."""
         message = self._next(time.monotonic() + seconds, f"did not say it was ready within {seconds:g} s")
@@ -117,58 +133,6 @@ class WorkerProcess:
         """Spawn and wait for ``ready``."""
         self.spawn()
         return self.wait_ready(seconds)
-
-    @property
-    def pid(self) -> int | None:
-        """The local process's id (for ssh: the ssh client's)."""
-        return self.process.pid if self.process is not None else None
-
-    def kill(self) -> None:
-        """Kill the worker's process group (idempotent)."""
-        process = self.process
-        if process is None:
-            return
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
-        for stream in (process.stdin, process.stdout, process.stderr):
-            try:
-                if stream is not None:
-                    stream.close()
-            except OSError:
-                pass
-
-    def close(self) -> None:
-        """Ask the worker to exit, then make sure it has."""
-        try:
-            self.send(request("shutdown", "bye"))
-        except WorkerFailure:
-            pass
-        process = self.process
-        if process is not None:
-            try:
-                process.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                pass
-        self.kill()
-
-    # -- requests ---------------------------------------------------------------------
-    def send(self, message: dict[str, Any]) -> None:
-        """Write one request."""
-        process = self.process
-        if process is None or process.stdin is None:
-            raise WorkerFailure(f"{self.label}: the worker is not running")
-        try:
-            with self._write:
-                process.stdin.write(encode(message))
-                process.stdin.flush()
-        except (OSError, ValueError):
-            raise self._died("while a request was sent") from None
 
     def cancel(self, target: str) -> None:
         """Ask the worker to cancel a measurement (cooperative: at its next check)."""
@@ -211,57 +175,96 @@ class WorkerProcess:
     def _next(self, until: float, silence: str) -> dict[str, Any]:
         """The next protocol line before ``until``, or kill the worker and raise."""
         try:
-            line = self._lines.get(timeout=max(0.0, until - time.monotonic()))
-        except queue.Empty:
+            return self.lines.next(until)
+        except Silent:
             self.kill()
             if not silence:
                 raise _Expired from None
             raise WorkerFailure(f"{self.label}: the worker {silence}") from None
-        if line is _EOF:
-            raise self._died("before it answered")
-        message = decode(str(line))
-        if message is None:
+        except Ended:
+            raise self._died("before it answered") from None
+        except Garbage as garbage:
             self.kill()
-            shown = str(line).rstrip("\n")[:80]
-            raise WorkerFailure(f"{self.label}: the worker printed a line that is not protocol: {shown!r}")
-        return message
+            shown = garbage.line[:80]
+            raise WorkerFailure(f"{self.label}: the worker printed a line that is not protocol: {shown!r}") from None
+
+
+class WorkerProcess(WorkerLink):
+    """A worker reached through a command (``python -m server.worker``, ``ssh host ...``): its stdin and stdout."""
+
+    def __init__(
+        self,
+        argv: list[str],
+        label: str,
+        *,
+        env: dict[str, str] | None = None,
+        explain_exit: Callable[[int | None], str] = describe_exit,
+    ) -> None:
+        super().__init__(label)
+        self.argv = argv
+        self.env = env
+        self.explain_exit = explain_exit
+        self.child = Child(argv, env=env, tail=30)
+        self.lines = self.child.lines
+
+    def spawn(self) -> None:
+        """Start the command (without waiting for ``ready``)."""
+        try:
+            self.child.start()
+        except FileNotFoundError:
+            raise WorkerFailure(f"{self.label}: command not found: {self.argv[0]}") from None
+        except OSError as error:
+            raise WorkerFailure(f"{self.label}: could not start {self.argv[0]}: {error}") from None
+
+    @property
+    def process(self) -> subprocess.Popen[str] | None:
+        """The local process (for ssh: the ssh client)."""
+        return self.child.process
+
+    @property
+    def alive(self) -> bool:
+        """Whether the local process is running."""
+        return self.child.alive
+
+    @property
+    def pid(self) -> int | None:
+        """The local process's id (for ssh: the ssh client's)."""
+        return self.child.pid
+
+    def kill(self) -> None:
+        """Kill the worker's process group (idempotent)."""
+        self.child.kill()
+
+    def close(self) -> None:
+        """Ask the worker to exit, then make sure it has."""
+        try:
+            self.send(request("shutdown", "bye"))
+        except WorkerFailure:
+            pass
+        self.child.exit_code(2)
+        self.kill()
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Write one request."""
+        if self.child.process is None:
+            raise WorkerFailure(f"{self.label}: the worker is not running")
+        try:
+            self.child.write(encode(message))
+        except (OSError, ValueError):
+            raise self._died("while a request was sent") from None
 
     def _died(self, when: str) -> WorkerFailure:
-        process = self.process
-        code = None
-        if process is not None:
-            try:
-                code = process.wait(timeout=3)
-            except subprocess.TimeoutExpired:
-                code = None
+        code = self.child.exit_code(3)
         self.kill()
-        time.sleep(0.05)  # let the stderr drain catch the last words
-        last = next((line for line in reversed(self._stderr) if line.strip()), "")
+        last = self.child.last_words()
         said = f"; it said: {last.strip()[:200]}" if last else ""
         return WorkerFailure(f"{self.label}: the worker {self.explain_exit(code)} {when}{said}")
 
     @property
     def stderr_tail(self) -> list[str]:
         """The worker's last lines on stderr."""
-        return list(self._stderr)
+        return list(self.child.stderr)
 
 
 class _Expired(Exception):
     """Internal: the hard deadline passed while waiting (turned into a WorkerFailure by ``measure``)."""
-
-
-def _read(stream: IO[str], lines: queue.Queue[object]) -> None:
-    try:
-        for line in stream:
-            lines.put(line)
-    except (OSError, ValueError):
-        pass
-    lines.put(_EOF)
-
-
-def _drain(stream: IO[str], tail: collections.deque[str]) -> None:
-    try:
-        for line in stream:
-            tail.append(line.rstrip("\n"))
-    except (OSError, ValueError):
-        pass

@@ -23,7 +23,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from server.worker.client import MeasureError, WorkerFailure, WorkerProcess
+from server.worker.client import MeasureError, WorkerFailure, WorkerLink, WorkerProcess
 from server.worker.transports import Target
 
 #: Seconds a gang's workers have to import JAX and join (``jax.distributed``) before they are taken for dead.
@@ -51,26 +51,19 @@ class Gang:
     def __init__(self, target: Target, *, start_seconds: float = START_SECONDS) -> None:
         self.target = target
         self.start_seconds = start_seconds
-        self.workers: list[WorkerProcess] = []
+        self.workers: list[WorkerLink] = []
         #: Total restarts since this gang was made (tests and reports read it).
         self.restarts = 0
 
     @property
     def running(self) -> bool:
         """Whether every worker is up."""
-        return bool(self.workers) and all(w.process is not None and w.process.poll() is None for w in self.workers)
+        return bool(self.workers) and all(worker.alive for worker in self.workers)
 
     def start(self) -> list[dict[str, Any]]:
         """Start every host's worker (all at once: they join each other) and wait until all are ready."""
         self.stop()
-        target = self.target
-        coordinator = target.coordinator_for_start()
-        env = target.environment()
-        self.workers = [
-            WorkerProcess(target.argv(i, coordinator), f"{target.name} ({target.host(i)})", env=env,
-                          explain_exit=target.explain_exit)
-            for i in range(target.size)
-        ]  # fmt: skip
+        self.workers = links(self.target, self.start_seconds)
         try:
             for worker in self.workers:
                 worker.spawn()
@@ -112,7 +105,7 @@ class Gang:
                 self.restarts += 1
                 continue
             except MeasureError:
-                if target.size > 1:
+                if len(self.workers) > 1:
                     self.stop()
                 raise
             first = replies[0]
@@ -128,7 +121,7 @@ class Gang:
         errors: list[BaseException] = []
         lock = threading.Lock()
 
-        def run(index: int, worker: WorkerProcess) -> None:
+        def run(index: int, worker: WorkerLink) -> None:
             try:
                 results[index] = job(worker)
             except BaseException as error:  # noqa: BLE001 - handed to the caller's thread
@@ -148,3 +141,18 @@ class Gang:
         if errors:
             raise errors[0]
         return results
+
+
+def links(target: Target, start_seconds: float) -> list[WorkerLink]:
+    """One link per host of ``target`` (not started): a command per host, or a Ray actor per node."""
+    if target.transport == "ray":
+        from server.worker.ray_client import ray_links  # Ray is imported only when a Ray target is used
+
+        return ray_links(target, start_seconds)
+    coordinator = target.coordinator_for_start()
+    env = target.environment()
+    return [
+        WorkerProcess(target.argv(i, coordinator), f"{target.name} ({target.host(i)})", env=env,
+                      explain_exit=target.explain_exit)
+        for i in range(target.size)
+    ]  # fmt: skip

@@ -26,7 +26,7 @@ import threading
 import time
 import traceback
 from collections import OrderedDict
-from typing import Any, TextIO
+from typing import Any, Protocol
 
 from server.worker.protocol import HEARTBEAT_SECONDS, PROTOCOL, decode, encode
 
@@ -39,10 +39,20 @@ class Stopped(Exception):
         self.kind = kind
 
 
+class Stream(Protocol):
+    """Where the worker's protocol lines go: its stdout, or a Ray actor's outbox."""
+
+    def write(self, text: str, /) -> int:
+        """Write protocol text (whole lines)."""
+
+    def flush(self) -> None:
+        """Deliver what was written."""
+
+
 class Worker:
     """The worker's state: the job queue, the running job, the protocol stream."""
 
-    def __init__(self, out: TextIO, heartbeat: float) -> None:
+    def __init__(self, out: Stream, heartbeat: float) -> None:
         self.out = out
         self.heartbeat = heartbeat
         self.lock = threading.Lock()
@@ -125,6 +135,14 @@ class Worker:
         return namespace
 
     # -- requests ----------------------------------------------------------------------
+    def receive(self, line: str) -> bool:
+        """Answer one protocol line (a line that is not a JSON object is answered with an error); False: exit."""
+        message = decode(line)
+        if message is None:
+            self.send({"kind": "error", "message": "a request that is not a JSON object"})
+            return True
+        return self.handle(message)
+
     def handle(self, message: dict[str, Any]) -> bool:
         """Answer one request; False when the worker should exit."""
         op, ident = message.get("op"), message.get("id")
@@ -200,13 +218,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Serve requests until stdin closes (or ``shutdown``)."""
-    args = parse(argv)
-    protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    os.dup2(2, 1)  # anything else written to stdout (JAX, C libraries, the author's print) goes to stderr
-    sys.stdout = sys.stderr
-    worker = Worker(protocol, args.heartbeat)
+def begin(worker: Worker, args: argparse.Namespace) -> int | None:
+    """Import JAX (join the gang), say ``ready`` (or why not), start heartbeats and jobs; an exit code on failure.
+
+    The one start-up of every worker: ``main`` below, and a Ray actor (:mod:`server.worker.ray_host`).
+    """
     started = time.perf_counter()
     try:
         jax = start_jax(args)
@@ -223,12 +239,21 @@ def main(argv: list[str] | None = None) -> int:
                  "provenance": worker.provenance})  # fmt: skip
     threading.Thread(target=worker.beat, daemon=True).start()
     threading.Thread(target=worker.work, daemon=True).start()
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve requests until stdin closes (or ``shutdown``)."""
+    args = parse(argv)
+    protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)  # anything else written to stdout (JAX, C libraries, the author's print) goes to stderr
+    sys.stdout = sys.stderr
+    worker = Worker(protocol, args.heartbeat)
+    code = begin(worker, args)
+    if code is not None:
+        return code
     for line in sys.stdin:
-        message = decode(line)
-        if message is None:
-            worker.send({"kind": "error", "message": "a request that is not a JSON object"})
-            continue
-        if not worker.handle(message):
+        if not worker.receive(line):
             break
     sys.stderr.flush()
     os._exit(0)  # never wait for a running job (a kernel cannot be interrupted) or JAX's atexit handlers

@@ -52,6 +52,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from server.json_lines import decode as decode  # the object on a protocol line, or None (one reader for both sides)
+
 PROTOCOL = 1
 #: Seconds between a worker's heartbeats.
 HEARTBEAT_SECONDS = 2.0
@@ -60,15 +62,6 @@ HEARTBEAT_SECONDS = 2.0
 def encode(message: dict[str, Any]) -> str:
     """One protocol line (with its newline)."""
     return json.dumps(message, separators=(",", ":")) + "\n"
-
-
-def decode(line: str) -> dict[str, Any] | None:
-    """The object on a protocol line, or None when the line is not one."""
-    try:
-        message = json.loads(line)
-    except (json.JSONDecodeError, RecursionError):
-        return None
-    return message if isinstance(message, dict) else None
 
 
 def request(op: str, ident: str, **fields: Any) -> dict[str, Any]:

@@ -28,6 +28,10 @@ Transports:
 ``gcloud-tpu``
     ``gcloud compute tpus tpu-vm ssh TPU --worker=I --command='exec PYTHON …'
     -- <the ssh options above>``, one connection per host of the TPU VM.
+``ray``
+    one Ray actor per node of a running Ray cluster (``address = "auto"`` or
+    ``"ray://HEAD:10001"``; ``--on ray:auto`` and ``--on ray://HEAD:10001`` need no
+    table), see :mod:`server.worker.ray_client`; needs ``margin[ray]``.
 
 A target with several hosts is a gang: every host's worker joins one
 ``jax.distributed`` job (``coordinator``, default the first host on port
@@ -47,12 +51,13 @@ from typing import Any
 
 from server.worker.client import describe_exit
 
-TRANSPORTS = ("local", "ssh", "gcloud-tpu")
+TRANSPORTS = ("local", "ssh", "gcloud-tpu", "ray")
 #: The port of process 0 in a multi-host gang when the target names none.
 COORDINATOR_PORT = 8476
 _KEYS = {
     "transport", "host", "hosts", "python", "chip", "processes", "workers", "tpu", "zone", "project",
     "ssh_options", "coordinator", "cpu_devices", "connect_timeout", "heartbeat", "deadline", "grace", "restarts",
+    "address", "resources",
 }  # fmt: skip
 
 
@@ -85,12 +90,20 @@ class Target:
     #: Times a failed gang is restarted before the measurement is reported as failed.
     restarts: int = 1
     env: dict[str, str] = field(default_factory=dict)
+    #: Ray: the cluster (``auto``, or ``ray://HEAD:PORT`` for Ray Client).
+    address: str = ""
+    #: Ray: how many nodes (0: every node with the resources).
+    ray_hosts: int = 0
+    #: Ray: what a host must have, and what its actor holds (``{GPU = 8}``).
+    resources: tuple[tuple[str, float], ...] = ()
 
     @property
     def size(self) -> int:
         """How many workers (hosts, or local processes) this target starts."""
         if self.transport == "ssh":
             return len(self.hosts)
+        if self.transport == "ray":
+            return self.ray_hosts or 1  # known once the cluster is asked (server/worker/ray_client.py)
         return self.processes
 
     @property
@@ -104,6 +117,8 @@ class Target:
             return self.hosts[index]
         if self.transport == "gcloud-tpu":
             return f"{self.tpu} worker {index}"
+        if self.transport == "ray":
+            return f"Ray host {index}"
         return "this machine" if self.size == 1 else f"local process {index}"
 
     def worker_args(self, index: int, coordinator: str | None) -> list[str]:
@@ -212,6 +227,15 @@ def parse_targets(table: dict[str, Any]) -> tuple[dict[str, Target], list[str]]:
     return targets, problems
 
 
+def find_target(targets: dict[str, Target], name: str) -> Target | None:
+    """The target called ``name``: a configured one, or ``ray:auto`` / ``ray://HEAD:PORT`` as written (else None)."""
+    if name in targets:
+        return targets[name]
+    if name == "ray:auto" or (name.startswith("ray://") and len(name) > len("ray://")):
+        return Target(name, "ray", address="auto" if name == "ray:auto" else name)
+    return None
+
+
 def parse_target(name: str, value: Any) -> Target:
     """One target from its table (or a bare ssh host string)."""
     if isinstance(value, str):
@@ -221,12 +245,16 @@ def parse_target(name: str, value: Any) -> Target:
     unknown = sorted(set(value) - _KEYS)
     if unknown:
         raise ValueError(f"unknown key {unknown[0]!r}; known: {', '.join(sorted(_KEYS))}")
+    if value.get("transport") == "ray" or (not value.get("transport") and "address" in value):
+        return _ray_target(name, value)
     hosts = value.get("hosts", [value["host"]] if "host" in value else [])
     if not isinstance(hosts, list) or not all(isinstance(h, str) and h for h in hosts):
         raise TypeError("hosts must be a list of ssh destinations")
     transport = value.get("transport") or ("ssh" if hosts else "gcloud-tpu" if "tpu" in value else "local")
     if transport not in TRANSPORTS:
         raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}")
+    if "address" in value or "resources" in value:
+        raise ValueError('address and resources are for transport = "ray"')
     if transport == "ssh" and not hosts:
         raise ValueError("an ssh target needs hosts = [...]")
     if transport == "gcloud-tpu" and not value.get("tpu"):
@@ -239,10 +267,7 @@ def parse_target(name: str, value: Any) -> Target:
     for key, number in numbers.items():
         if isinstance(number, bool) or not isinstance(number, int) or number < (0 if key == "restarts" else 1):
             raise ValueError(f"{key} must be a positive integer")
-    for key in ("heartbeat", "deadline", "grace"):
-        if key in value and (isinstance(value[key], bool) or not isinstance(value[key], int | float)
-                             or value[key] <= 0):  # fmt: skip
-            raise ValueError(f"{key} must be a positive number of seconds")
+    _check_seconds(value)
     return Target(
         name, transport, tuple(hosts), str(value.get("python", "")), str(value.get("chip", "")),
         int(numbers.get("workers", numbers.get("processes", 1))), str(value.get("tpu", "")),
@@ -250,4 +275,43 @@ def parse_target(name: str, value: Any) -> Target:
         int(numbers.get("cpu_devices", 0)), int(numbers.get("connect_timeout", 10)),
         float(value.get("heartbeat", 2.0)), float(value.get("deadline", 600.0)), float(value.get("grace", 10.0)),
         int(numbers.get("restarts", 1)),
+    )  # fmt: skip
+
+
+def _check_seconds(value: dict[str, Any]) -> None:
+    for key in ("heartbeat", "deadline", "grace"):
+        if key in value and (isinstance(value[key], bool) or not isinstance(value[key], int | float)
+                             or value[key] <= 0):  # fmt: skip
+            raise ValueError(f"{key} must be a positive number of seconds")
+
+
+def _ray_target(name: str, value: dict[str, Any]) -> Target:
+    """A ``transport = "ray"`` table: ``address``, ``hosts = N``, ``resources = {GPU = 8}`` and the common keys."""
+    address = str(value.get("address", "auto"))
+    address = "auto" if address == "ray:auto" else address
+    if address != "auto" and not (address.startswith("ray://") and len(address) > len("ray://")):
+        raise ValueError('address must be "auto" or "ray://HEAD:PORT" (Ray Client)')
+    for key in ("tpu", "zone", "project", "ssh_options", "python", "workers", "processes", "host"):
+        if key in value:
+            raise ValueError(f"{key} is not a Ray target's key (the cluster's own Python runs the worker)")
+    hosts = value.get("hosts", 0)
+    if isinstance(hosts, bool) or not isinstance(hosts, int) or hosts < 0:
+        raise ValueError("hosts of a Ray target must be a number of nodes")
+    resources = value.get("resources", {})
+    if not isinstance(resources, dict) or not all(
+        isinstance(k, str) and isinstance(v, int | float) and not isinstance(v, bool) and v > 0
+        for k, v in resources.items()
+    ):
+        raise ValueError("resources must be a table of positive numbers, e.g. {GPU = 8}")
+    for key in ("cpu_devices", "restarts"):
+        number = value.get(key, 0)
+        if isinstance(number, bool) or not isinstance(number, int) or number < 0:
+            raise ValueError(f"{key} must be a positive integer")
+    _check_seconds(value)
+    return Target(
+        name, "ray", chip=str(value.get("chip", "")), coordinator=str(value.get("coordinator", "")),
+        cpu_devices=int(value.get("cpu_devices", 0)), heartbeat=float(value.get("heartbeat", 2.0)),
+        deadline=float(value.get("deadline", 600.0)), grace=float(value.get("grace", 10.0)),
+        restarts=int(value.get("restarts", 1)), address=address, ray_hosts=hosts,
+        resources=tuple(sorted((str(k), float(v)) for k, v in resources.items())),
     )  # fmt: skip
