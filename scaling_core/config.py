@@ -43,6 +43,10 @@ class Config:
     check_frequency: str = "edit"
     #: Largest sweep (array) a statement may build.
     max_array_elements: int = 1_000_000
+    #: Sweep elements one analysis (with the drafts it imports) may compute in all; None: 20 × max_array_elements.
+    max_total_elements: int | None = None
+    #: Seconds one analysis (with the drafts it imports) may evaluate for; then E003 says where it stopped.
+    analysis_time_limit: float = 20.0
     #: Extra or overriding chips: name -> {title, fields: {field: {value, source}}}.
     chips: dict[str, Any] = field(default_factory=dict)
     #: Remote measurement targets: name -> command. Accepted and validated; reserved for the
@@ -92,10 +96,18 @@ def _apply(config: Config, name: str, value: Any) -> Config:
         if value not in CHECK_FREQUENCIES:
             raise ValueError(f"must be one of {', '.join(CHECK_FREQUENCIES)}")
         return replace(config, check_frequency=value)
-    if name == "max_array_elements":
+    if name in ("max_array_elements", "max_total_elements"):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:  # TOML's true is a Python int
             raise ValueError("must be a positive integer")
+        if name == "max_total_elements":
+            return replace(config, max_total_elements=value)
         return replace(config, max_array_elements=value)
+    if name == "analysis_time_limit":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError("must be a number of seconds")
+        if not value > 0:  # NaN too
+            raise ValueError("must be a positive number of seconds")
+        return replace(config, analysis_time_limit=float(value))
     if name in ("chips", "targets"):
         if not isinstance(value, dict):
             raise TypeError("must be a table")

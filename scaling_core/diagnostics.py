@@ -65,6 +65,7 @@ CODES: dict[str, CodeInfo] = {
         CodeInfo("P001", _E, "problem failed"),
         CodeInfo("P002", _H, "problem has no checks"),
         CodeInfo("P003", _E, "unmatched problem marker"),
+        CodeInfo("P004", _H, "problem untested: none of its checks could be evaluated"),
         CodeInfo("E001", _E, "division by zero"),
         CodeInfo("E002", _E, "numeric overflow or non-finite result"),
         CodeInfo("E003", _E, "evaluation limit exceeded"),

@@ -18,12 +18,16 @@ def _listed(analysis: DocumentAnalysis, show_hints: bool) -> list[Diagnostic]:
 def summary_line(summary: Summary) -> str:
     """One line of totals: files, checks, problems, errors and warnings."""
     s = summary
-    files = f"{s.files} file" + ("" if s.files == 1 else "s")
     return (
-        f"{files}: checks {s.checks['pass']} passed, {s.checks['fail']} failed, {s.checks['warn']} warned, "
-        f"{s.checks['skip']} skipped; problems {s.problems['pass']} passed, {s.problems['fail']} failed, "
-        f"{s.problems['untested']} untested; {s.errors} errors, {s.warnings} warnings"
+        f"{_count(s.files, 'file')}: checks {s.checks['pass']} passed, {s.checks['fail']} failed, "
+        f"{s.checks['warn']} warned, {s.checks['skip']} skipped; problems {s.problems['pass']} passed, "
+        f"{s.problems['fail']} failed, {s.problems['untested']} untested; "
+        f"{_count(s.errors, 'error')}, {_count(s.warnings, 'warning')}"
     )
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
 def to_text(

@@ -18,7 +18,7 @@ from scaling_core.document.cells import python_cells
 from scaling_core.document.driver import Driver
 from scaling_core.document.effects import Effects, Results
 from scaling_core.document.extract import extract
-from scaling_core.document.imports import Edge, ImportMemo, SharedImport
+from scaling_core.document.imports import Edge, ImportMemo, SharedImport, imports_in
 from scaling_core.document.incremental import RegionCache
 from scaling_core.document.interpret import Interpreter, internal_error
 from scaling_core.document.names import in_calc_block, locate_unknown_names, suggest_names
@@ -39,13 +39,8 @@ from scaling_core.units.registry import default_registry
 #: Resolves ``import "target"`` from the importing path: (resolved path, text) or None.
 SourceLoader = Callable[[str, str], "tuple[str, str] | None"]
 
-#: Seconds one analysis, with the drafts it imports, may evaluate for (then E003 says where it stopped).
-TIME_LIMIT_S = 20.0
-#: How deep ``import`` may nest (a draft importing one importing one …); deeper is E003.
-MAX_IMPORT_DEPTH = 32
-_TOO_DEEP = "imports nested more than"
-#: Errors of an imported draft that its importer reports at the import too: nesting too deep, and out of time.
-_PASSED_ON = (_TOO_DEEP, OUT_OF_TIME)
+#: Errors of an imported draft that its importer reports at the import too (besides a cycle, N007): out of time.
+_PASSED_ON = (OUT_OF_TIME,)
 #: The statuses whose diagnostic a suppression can hide (the check then counts as skipped).
 _FAILING = frozenset((CheckStatus.FAIL, CheckStatus.WARN))
 
@@ -71,8 +66,10 @@ class ImportContext:
     memo: ImportMemo | None = None
     #: Every ``import`` met, nested ones too: (importing path, target as written, resolved path, text).
     edges: list[Edge] = field(default_factory=list)
-    #: The deepest the chain of importers went (``stack``'s longest).
-    deepest: int = 0
+    #: Every ``import`` each analysed draft met, nested ones too (by resolved path, as ``cache``).
+    reads: dict[str, tuple[Edge, ...]] = field(default_factory=dict)
+    #: What ``loader`` answered, by (importing path, target as written): each import is read once.
+    loaded: dict[tuple[str, str], tuple[str, str] | None] = field(default_factory=dict)
 
     @property
     def imported(self) -> frozenset[str]:
@@ -102,10 +99,9 @@ def analyze_document(
     config = config or Config()
     context = context or ImportContext(loader)
     context.stack.append(path)
-    context.deepest = max(context.deepest, len(context.stack))
     owner = context.budget is None  # the analysis asked for, not one of what it imports: it sets the budget
     if owner:
-        context.budget = Budget(Limits(max_array_elements=config.max_array_elements, max_seconds=TIME_LIMIT_S))
+        context.budget = Budget(_limits(config))
     if cache is not None:
         cache.begin(config)
     check_stop = None if cancelled is None else partial(_check_stop, cancelled)
@@ -135,6 +131,11 @@ def analyze_document(
     return result
 
 
+def _limits(config: Config) -> Limits:
+    """The evaluation limits the settings give (``max_array_elements``, ``max_total_elements``, ``analysis_time_limit``)."""
+    return Limits(config.max_array_elements, config.analysis_time_limit, config.max_total_elements)
+
+
 def _check_stop(cancelled: Callable[[], bool]) -> None:
     if cancelled():
         raise AnalysisCancelled
@@ -158,7 +159,7 @@ def _analyze(
 
     interpreter = Interpreter(
         default_registry(), text, hardware_records(config), path, config.tolerance,
-        context.budget.limits if context.budget else Limits(max_array_elements=config.max_array_elements),
+        context.budget.limits if context.budget else _limits(config),
         import_names, stamp_bindings=cache is not None, budget=context.budget,
     )  # fmt: skip
     if cache is not None:
@@ -233,20 +234,18 @@ def _placed(start: int, scan: ChunkScan) -> list[Region]:
 
 
 def _import(statement: ast.Import, path: str, config: Config, context: ImportContext) -> dict[str, Binding]:
-    loaded = context.loader(path, statement.path) if context.loader else None
+    loaded = _load(context, path, statement.path)
     if loaded is None:
         context.edges.append((path, statement.path, "", ""))  # not found: a draft that reads it depends on that too
         message = f"cannot import '{statement.path}': no such file in the workspace"
         raise EvaluationError(make_diagnostic("N006", message, statement.path_span))
     target, text = loaded
-    if len(context.stack) >= MAX_IMPORT_DEPTH:
-        message = f"{_TOO_DEEP} {MAX_IMPORT_DEPTH} drafts deep: '{statement.path}' is not read"
-        raise EvaluationError(make_diagnostic("E003", message, statement.path_span))
     if target in context.stack:
         chain = " -> ".join([*context.stack[context.stack.index(target) :], target])
         raise EvaluationError(make_diagnostic("N007", f"import cycle: {chain}", statement.path_span))
     if target not in context.cache:
-        context.cache[target] = _analyze_import(target, text, config, context)
+        _resolve(target, text, config, context)
+    context.edges.extend(context.reads.get(target, ()))
     context.edges.append((path, statement.path, target, text))
     imported = context.cache[target]
     if context.budget is not None and context.budget.stopped:
@@ -256,23 +255,66 @@ def _import(statement: ast.Import, path: str, config: Config, context: ImportCon
     return imported.exports
 
 
-def _analyze_import(target: str, text: str, config: Config, context: ImportContext) -> DocumentAnalysis:
-    """The analysis of an imported draft: shared from ``context.memo`` if it has a valid one, else made (and kept)."""
-    memo, depth = context.memo, len(context.stack)
-    if memo is not None and context.loader is not None:
-        shared = memo.get(target, text, config, context.stack, MAX_IMPORT_DEPTH - depth, context.loader)
-        if shared is not None:
-            context.edges.extend(shared.edges)
-            context.deepest = max(context.deepest, depth + 1 + shared.height)
-            return shared.analysis
-    edges, deepest = len(context.edges), context.deepest
-    context.deepest = depth
+def _load(context: ImportContext, importer: str, written: str) -> tuple[str, str] | None:
+    """What the loader gives for ``import "written"`` in ``importer`` (asked once per analysis)."""
+    key = (importer, written)
+    if key not in context.loaded:
+        context.loaded[key] = context.loader(importer, written) if context.loader is not None else None
+    return context.loaded[key]
+
+
+def _resolve(target: str, text: str, config: Config, context: ImportContext) -> None:
+    """Analyse ``target`` into ``context.cache``, and first every draft it imports that is not there yet.
+
+    Depth first with an explicit stack, so a chain of imports of any length
+    costs no recursion: each draft is analysed after the drafts it imports,
+    with ``context.stack`` the chain of importers that leads to it (as when
+    its importer's analysis meets the import), so a cycle is still N007.
+    """
+    if _shared(target, text, config, context):
+        return
+    base = len(context.stack)
+    frames = [(target, text, iter(imports_in(text)))]
+    context.stack.append(target)
+    try:
+        while frames:
+            path, body, pending = frames[-1]
+            written = next(pending, None)
+            if written is not None:
+                loaded = _load(context, path, written)
+                if loaded is not None and loaded[0] not in context.stack and loaded[0] not in context.cache:
+                    if not _shared(*loaded, config, context):
+                        frames.append((*loaded, iter(imports_in(loaded[1]))))
+                        context.stack.append(loaded[0])
+                continue
+            frames.pop()
+            context.stack.pop()
+            _analyze_import(path, body, config, context)
+    finally:
+        del context.stack[base:]
+
+
+def _shared(target: str, text: str, config: Config, context: ImportContext) -> bool:
+    """Whether ``context.memo`` had a valid analysis of ``target`` (now in ``context.cache``)."""
+    if context.memo is None or context.loader is None:
+        return False
+    shared = context.memo.get(target, text, config, context.stack, partial(_load, context))
+    if shared is None:
+        return False
+    context.cache[target], context.reads[target] = shared.analysis, shared.edges
+    return True
+
+
+def _analyze_import(target: str, text: str, config: Config, context: ImportContext) -> None:
+    """Analyse an imported draft (whose own imports are analysed already) into ``context.cache`` and the memo."""
+    mark = len(context.edges)
     analysis = analyze_document(text, target, config, context.loader, context)
-    height = context.deepest - depth - 1
-    context.deepest = max(deepest, context.deepest)
-    if memo is not None and not any(d.message.startswith(_TOO_DEEP) for d in analysis.diagnostics):
-        memo.put(target, SharedImport(text, config, analysis, tuple(context.edges[edges:]), height))
-    return analysis
+    reads = tuple(dict.fromkeys(context.edges[mark:]))  # its importer adds them to its own when it imports it
+    del context.edges[mark:]
+    context.cache[target], context.reads[target] = analysis, reads
+    stopped = context.budget is not None and context.budget.stopped
+    if context.memo is not None and not stopped:
+        context.memo.put(target, SharedImport(text, config, analysis, reads))
 
 
 def _checks(results: Results, suppressions: list[Suppression], config: Config, listed: bool) -> Sequence[CheckResult]:

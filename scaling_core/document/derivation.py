@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Iterator
 
 from scaling_core import prelude
+from scaling_core.document.lookup import VisibleScope, named_values, references_index, values_index
 from scaling_core.document.results import Binding, CheckKind, CheckResult, DocumentAnalysis, ValueResult
 from scaling_core.document.shift import shift_tree
 from scaling_core.expr import syntax as ast
@@ -71,44 +72,70 @@ def show(value: Value) -> str:
 
 
 def substitute(expr: ast.Expr, values: dict[str, Value]) -> str:
-    """Print ``expr`` with names replaced by their values (``max(4 × 1 µs / 2, …)``)."""
+    """Print ``expr`` with names replaced by their values (``max(4 × 1 µs / 2, …)``).
 
-    def text(node: ast.Expr, parent: int) -> str:
+    Iterative (an explicit stack): a flat chain of 5,000 terms nests 5,000 deep.
+    """
+    done: list[str] = []  # printed operands, the last on top
+    #: A node to print (with its parent's precedence), or a join: the top ``count`` printed
+    #: operands become ``before + between.join(them) + after``.
+    work: list[tuple[ast.Expr, int] | tuple[int, str, str, str]] = [(expr, 0)]
+    while work:
+        item = work.pop()
+        if len(item) == 4:
+            count, before, between, after = item
+            parts = done[len(done) - count :]
+            del done[len(done) - count :]
+            done.append(before + between.join(parts) + after)
+            continue
+        node, parent = item
+        join: tuple[int, str, str, str] | None = None
+        children: list[tuple[ast.Expr, int]] = []
         if isinstance(node, ast.Number):
-            return node.text
-        if isinstance(node, ast.Name):
-            return show(values[node.name]) if node.name in values else node.name
-        if isinstance(node, ast.WithUnit):
-            return f"{text(node.operand, 4)} {node.unit.text}"
-        if isinstance(node, ast.Field):
+            done.append(node.text)
+        elif isinstance(node, ast.Name):
+            done.append(show(values[node.name]) if node.name in values else node.name)
+        elif isinstance(node, ast.WithUnit):
+            join, children = (1, "", "", f" {node.unit.text}"), [(node.operand, 4)]
+        elif isinstance(node, ast.Field):
             target = values.get(node.target.name) if isinstance(node.target, ast.Name) else None
             if isinstance(target, Record) and node.name in target.fields:
-                return format_quantity(target.fields[node.name], 4)
-            return f"{text(node.target, 4)}.{node.name}"
-        if isinstance(node, ast.Unary):
-            return f"{node.op}{text(node.operand, 3)}"
-        if isinstance(node, ast.Binary):
+                done.append(format_quantity(target.fields[node.name], 4))
+            else:
+                join, children = (1, "", "", f".{node.name}"), [(node.target, 4)]
+        elif isinstance(node, ast.Unary):
+            join, children = (1, node.op, "", ""), [(node.operand, 3)]
+        elif isinstance(node, ast.Binary):
             mine = _PRECEDENCE[node.op]
             symbol = {"*": " × ", "/": " / ", "**": "^", "+": " + ", "-": " − "}[node.op]
-            inner = f"{text(node.left, mine)}{symbol}{text(node.right, mine + (node.op != '**'))}"
-            return f"({inner})" if mine < parent else inner
-        if isinstance(node, ast.Call):
-            return f"{node.name}({', '.join(text(a, 0) for a in node.args)})"
-        if isinstance(node, ast.Index):
-            return f'{text(node.target, 4)}["{node.key}"]'
-        return "…"
-
-    return text(expr, 0)
+            wrap = mine < parent
+            join = (2, "(" if wrap else "", symbol, ")" if wrap else "")
+            children = [(node.left, mine), (node.right, mine + (node.op != "**"))]
+        elif isinstance(node, ast.Call):
+            join, children = (len(node.args), f"{node.name}(", ", ", ")"), [(arg, 0) for arg in node.args]
+        elif isinstance(node, ast.Index):
+            join, children = (1, "", "", f'["{node.key}"]'), [(node.target, 4)]
+        else:
+            done.append("…")
+        if join is not None:
+            work.append(join)
+            work.extend(reversed(children))  # the first operand is printed first
+    return done[0]
 
 
 def _nodes(node: object) -> Iterator[object]:
-    """Every syntax node under ``node`` (units excluded), depth first."""
-    yield node
-    for child in getattr(node, "__slots__", ()):
-        value = getattr(node, child, None)
-        for item in value if isinstance(value, tuple) else (value,):
-            if hasattr(item, "span") and not isinstance(item, ast.UnitExpr):
-                yield from _nodes(item)
+    """Every syntax node under ``node`` (units excluded), depth first (iterative: chains nest deep)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        children = []
+        for child in getattr(current, "__slots__", ()):
+            value = getattr(current, child, None)
+            for item in value if isinstance(value, tuple) else (value,):
+                if hasattr(item, "span") and not isinstance(item, ast.UnitExpr):
+                    children.append(item)
+        stack.extend(reversed(children))
 
 
 def _record_of(node: ast.Expr, records: dict[str, Record]) -> Record | None:
@@ -220,7 +247,7 @@ def derivation_at(analysis: DocumentAnalysis, offset: int) -> str | None:
 
     Its headline is the value as the inlay shows it (after ``-> unit`` and unit inference).
     """
-    result = next((v for v in analysis.values if v.span.contains(offset) and v.expr is not None), None)
+    result = values_index(analysis).first_holding(offset, _has_expr)
     if result is None or result.expr is None:
         return None
     expr = shift_tree(result.expr, result.shift)
@@ -267,7 +294,7 @@ def _derive(analysis: DocumentAnalysis, expr: ast.Expr, start: int, title: str, 
             value = evaluator.statement_value(expr)
     except EvaluationError:
         return None
-    named = {v.span.start: v for v in analysis.values if v.name is not None}
+    named = named_values(analysis)
 
     def step(binding: Binding) -> tuple[str, str]:
         result = named.get(binding.span.start) if binding.path == analysis.path else None
@@ -284,25 +311,18 @@ def _derive(analysis: DocumentAnalysis, expr: ast.Expr, start: int, title: str, 
                    shown=shown, aside=aside, step=step)  # fmt: skip
 
 
-def _scope(analysis: DocumentAnalysis, start: int, expr: ast.Expr) -> dict[str, Binding]:
-    """The definitions visible at ``start``; the names ``expr`` uses resolve as the analysis resolved them."""
-    problem = analysis.problem_at(start)
+def _scope(analysis: DocumentAnalysis, start: int, expr: ast.Expr) -> VisibleScope:
+    """The definitions visible at ``start``; the names ``expr`` uses resolve as the analysis resolved them
+    (a claim may use a definition below it).  Looked up per name (``lookup.py``), not built per hover."""
+    resolved: dict[str, Binding] = {}
+    for reference in references_index(analysis).starting_between(expr.span.start, expr.span.end):
+        if reference.binding is not None:
+            resolved[reference.name] = reference.binding
+    return VisibleScope(analysis, start, resolved)
 
-    def visible(binding: Binding) -> bool:
-        if binding.span.start >= start:
-            return False
-        inside = analysis.problem_at(binding.span.start)
-        return inside is None or inside is problem
 
-    scope = {name: b for name, b in analysis.exports.items() if b.path != analysis.path}  # imported names
-    for binding in analysis.bindings:
-        if visible(binding):
-            scope[binding.name] = binding
-    low, high = expr.span.start, expr.span.end
-    for reference in analysis.references:  # a claim may use a definition below it
-        if low <= reference.span.start < high and reference.binding is not None:
-            scope[reference.name] = reference.binding
-    return scope
+def _has_expr(value: ValueResult) -> bool:
+    return value.expr is not None
 
 
 def _computed_side(analysis: DocumentAnalysis, check: CheckResult) -> ast.Expr | None:

@@ -1,4 +1,9 @@
-"""Imported drafts analysed once and shared by every importer, until a draft they read changes.
+"""Imports: found before a draft is evaluated, analysed deepest first, and shared by every importer.
+
+An imported draft is analysed before the draft importing it is evaluated:
+:func:`imports_in` finds the drafts a text imports without evaluating it, so
+the analysis (``analysis.py``) walks a chain of imports of any depth with an
+explicit stack, deepest draft first, never recursing once per draft.
 
 In the language server, 200 open drafts importing one root each analyse
 that root when they are analysed; with an :class:`ImportMemo` (kept by the
@@ -6,9 +11,8 @@ server across analyses, passed in ``ImportContext.memo``) the root is
 analysed once per version of what it reads.  An entry is reused only when
 its analysis cannot differ from a fresh one: the same settings, the same
 text, every ``import`` it (and what it imports) made resolving to the same
-file with the same text, no draft it reads on the importer's chain (that
-would be a cycle, N007), and its imports nesting no deeper than the limit
-from where it is imported now.
+file with the same text, and no draft it reads on the importer's chain
+(that would be a cycle, N007).
 """
 
 from __future__ import annotations
@@ -17,7 +21,14 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from scaling_core.document.extract import all_regions, extract
+from scaling_core.document.regions import CalcRegion
 from scaling_core.document.results import DocumentAnalysis
+from scaling_core.expr import syntax as ast
+from scaling_core.expr.lexer import tokenize_lines
+from scaling_core.expr.parser import parse_statements
+from scaling_core.text import LineIndex
+from scaling_core.units.registry import default_registry
 
 #: An ``import`` met: (importing path, target as written, resolved path, its text); ("", "") when not found.
 Edge = tuple[str, str, str, str]
@@ -32,8 +43,6 @@ class SharedImport:
     analysis: DocumentAnalysis
     #: Every ``import`` its analysis met, nested ones too.
     edges: tuple[Edge, ...]
-    #: How many drafts deep its own imports nest (0: it imports nothing).
-    height: int
 
 
 class ImportMemo:
@@ -52,16 +61,14 @@ class ImportMemo:
         text: str,
         config: object,
         stack: list[str],
-        room: int,
         load: Callable[[str, str], tuple[str, str] | None],
     ) -> SharedImport | None:
         """The shared analysis of ``target`` (with ``text``) for an importer whose chain is ``stack``.
 
-        ``room``: how many drafts deeper imports may still nest from here;
         ``load`` resolves an import as the analysis under way would.
         """
         entry = self._entries.get(target)
-        if entry is None or entry.config != config or entry.height >= room or entry.text != text:
+        if entry is None or entry.config != config or entry.text != text:
             return None
         chain = set(stack)
         for importer, written, resolved, read in entry.edges:
@@ -81,3 +88,17 @@ class ImportMemo:
         self._entries.move_to_end(target)
         while len(self._entries) > self.SIZE:
             self._entries.popitem(last=False)
+
+
+def imports_in(text: str) -> list[str]:
+    """The drafts ``text`` imports, as written, in the order its calc blocks give them (nothing evaluated)."""
+    if "import" not in text:
+        return []
+    registry = default_registry()
+    written: list[str] = []
+    for region in all_regions(extract(text, LineIndex(text))):
+        if isinstance(region, CalcRegion) and any("import" in line for _, line in region.lines):
+            tokens, _problems = tokenize_lines(text, region.lines, region.span.end)
+            statements, _errors = parse_statements(tokens, registry.__contains__)
+            written += [statement.path for statement in statements if isinstance(statement, ast.Import)]
+    return written

@@ -90,17 +90,33 @@ def move_binding(delta: int, binding: Binding) -> Binding:
 
 
 def shift_tree(node: Any, delta: int) -> Any:
-    """A syntax tree with every span moved by ``delta`` (for derivations of reused values)."""
+    """A syntax tree with every span moved by ``delta`` (for derivations of reused values).
+
+    Iterative (an explicit stack): a flat chain of 5,000 terms nests 5,000 deep.
+    """
     if delta == 0 or node is None:
         return node
-    if isinstance(node, Span):  # before tuple: a Span is a tuple
-        return shift_span(node, delta)
-    if isinstance(node, tuple):
-        return tuple(shift_tree(item, delta) for item in node)
-    if not hasattr(node, "__dataclass_fields__"):
-        return node
-    changes = {name: shift_tree(getattr(node, name), delta) for name in node.__dataclass_fields__}
-    return replace(node, **changes)
+    done: list[Any] = []  # moved children, the last on top
+    work: list[tuple[bool, Any]] = [(False, node)]  # (False, a node to move) or (True, a node to rebuild)
+    while work:
+        rebuild, item = work.pop()
+        if rebuild:
+            count = len(item) if isinstance(item, tuple) else len(item.__dataclass_fields__)
+            parts = done[len(done) - count :]
+            del done[len(done) - count :]
+            if isinstance(item, tuple):
+                done.append(tuple(parts))
+            else:
+                done.append(replace(item, **dict(zip(item.__dataclass_fields__, parts))))
+        elif isinstance(item, Span):  # before tuple: a Span is a tuple
+            done.append(shift_span(item, delta))
+        elif isinstance(item, tuple) or hasattr(item, "__dataclass_fields__"):
+            children = item if isinstance(item, tuple) else [getattr(item, n) for n in item.__dataclass_fields__]
+            work.append((True, item))
+            work.extend((False, child) for child in reversed(children))
+        else:
+            done.append(item)
+    return done[0]
 
 
 # -- a chunk's scan ----------------------------------------------------------------

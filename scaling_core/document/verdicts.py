@@ -143,11 +143,13 @@ def problem_verdict(problem: ProblemRegion, checks: list[CheckResult], errors: l
     mine = within(checks, inside)
     failed = sum(c.status == CheckStatus.FAIL for c in mine)
     failing = within(errors, inside)
-    if not mine and not failing:
-        status = ProblemStatus.UNTESTED
-    else:
-        status = ProblemStatus.FAIL if failed or failing else ProblemStatus.PASS
     passed = sum(c.status in (CheckStatus.PASS, CheckStatus.WARN) for c in mine)
+    if failed or failing:
+        status = ProblemStatus.FAIL
+    elif not mine or (not passed and any(_not_evaluated(c) for c in mine)):
+        status = ProblemStatus.UNTESTED  # no checks, or none with a known value (T003: untested, not passed)
+    else:
+        status = ProblemStatus.PASS
     return ProblemResult(
         problem.ident, problem.title, problem.span, problem.title_span, status, passed, failed, len(mine)
     )
@@ -156,7 +158,11 @@ def problem_verdict(problem: ProblemRegion, checks: list[CheckResult], errors: l
 def problem_diagnostic(
     problem: ProblemRegion, verdict: ProblemResult, checks: list[CheckResult], errors: list[Diagnostic]
 ) -> Diagnostic:
-    """The diagnostic of a problem that does not pass: P002 (no checks), or P001 relating what failed."""
+    """The diagnostic of a problem that does not pass: P002 (no checks), P004 (none known), or P001 (failed)."""
+    if verdict.status == ProblemStatus.UNTESTED and verdict.total:
+        untested = sum(_not_evaluated(c) for c in within(checks, (problem.span.start, problem.span.end)))
+        message = f"{problem.ident} is untested: none of its checks could be evaluated ({untested} untested)"
+        return make_diagnostic("P004", message, problem.title_span)
     if verdict.status == ProblemStatus.UNTESTED:
         return make_diagnostic(
             "P002", f"{problem.ident} has no checks: add a calc check or a claim to its answer", problem.title_span

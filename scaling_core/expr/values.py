@@ -55,10 +55,14 @@ class Limits:
     #: Seconds one analysis (with what it imports) may evaluate for; then it stops with E003
     #: (``analyze_document`` sets it; a calculator session has none).
     max_seconds: float = math.inf
+    #: Sweep elements one analysis may compute in all (setting ``max_total_elements``); None: 20 × the above.
+    total_elements: int | None = None
 
     @property
     def max_total_elements(self) -> int:
         """Sweep elements one analysis (with what it imports) may compute in all."""
+        if self.total_elements is not None:
+            return self.total_elements
         return ELEMENT_BUDGET_SWEEPS * self.max_array_elements
 
 
@@ -83,9 +87,11 @@ class Budget:
         """Why ``count`` more elements cannot be computed, or None when they can."""
         if self.elements + count <= self.limits.max_total_elements:
             return None
+        total = self.limits.total_elements
+        setting = "max_total_elements" if total is not None else f"{ELEMENT_BUDGET_SWEEPS} × max_array_elements"
         return (
             f"{BUDGET_SPENT} of {self.limits.max_total_elements:,} sweep elements is spent "
-            f"({ELEMENT_BUDGET_SWEEPS} × max_array_elements); this statement needs {count:,} more"
+            f"({setting}); this statement needs {count:,} more"
         )
 
     def out_of_time(self) -> str | None:

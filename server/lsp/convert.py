@@ -48,7 +48,12 @@ class PositionConverter:
         return types.Position(line=line, character=sum(_units(c, self.encoding) for c in prefix))
 
     def offset(self, position: types.Position) -> int:
-        """The code-point offset of an LSP position (clamped to its line)."""
+        """The code-point offset of an LSP position (clamped to its line).
+
+        A position inside a character (between the two UTF-16 units of 😀, or
+        inside a UTF-8 sequence) means the start of that character, in every
+        conversion: a range, an edit's range, a hover's position.
+        """
         line = position.line
         index = self.index
         if line >= index.line_count:
@@ -60,10 +65,12 @@ class PositionConverter:
         text = index.line_text(line)
         if text.isascii():
             return min(start + position.character, end)
-        counted = 0
-        column = 0
-        while column < len(text) and counted < position.character:
-            counted += _units(text[column], self.encoding)
+        wanted, counted, column = position.character, 0, 0
+        while column < len(text) and counted < wanted:
+            units = _units(text[column], self.encoding)
+            if counted + units > wanted:
+                break  # inside a character (between a surrogate pair's halves): its start, as VS Code does
+            counted += units
             column += 1
         return start + column
 

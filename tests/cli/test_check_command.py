@@ -96,6 +96,18 @@ def test_imports_resolve_across_files(tmp_path: Path) -> None:
     assert margin("check", "chapter.md", cwd=tmp_path).returncode == 0
 
 
+def test_a_300_file_import_chain_is_checked_to_the_end(tmp_path: Path) -> None:
+    # Imports nest to any depth: the last draft's value reaches the first (each draft read and analysed once).
+    for k in range(299):
+        (tmp_path / f"c{k}.md").write_text(f'```calc\nimport "c{k + 1}.md"\n```\n', "utf-8")
+    (tmp_path / "c0.md").write_text('```calc\nimport "c1.md"\nx == 7\n```\n', "utf-8")
+    (tmp_path / "c299.md").write_text("```calc\nx = 7\n```\n", "utf-8")
+    result = margin("check", "c0.md", cwd=tmp_path)
+    assert result.returncode == 0 and "checks 1 passed" in result.stdout, result.stdout + result.stderr
+    (tmp_path / "c299.md").write_text("```calc\nx = 70\n```\n", "utf-8")
+    assert margin("check", ".", cwd=tmp_path).returncode == 1
+
+
 def test_crlf_file_reports_the_same_columns(tmp_path: Path) -> None:
     (tmp_path / "crlf.md").write_bytes(BAD.replace("\n", "\r\n").encode())
     report = json.loads(margin("check", "--format", "json", "crlf.md", cwd=tmp_path).stdout)

@@ -383,3 +383,14 @@ def test_formats_load_lazily() -> None:
     code = f"import sys, server.reports; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert result.stdout.strip() == "[]", result.stderr
+
+
+def test_the_summary_line_counts_one_as_one() -> None:
+    from server.reports import Summary
+    from server.text_report import summary_line
+
+    checks = {"pass": 1, "fail": 0, "warn": 0, "skip": 0}
+    problems = {"pass": 0, "fail": 0, "untested": 0}
+    assert summary_line(Summary(1, checks, problems, 1, 1)).endswith("1 error, 1 warning")
+    assert summary_line(Summary(2, checks, problems, 0, 2)).startswith("2 files:")
+    assert summary_line(Summary(2, checks, problems, 0, 2)).endswith("0 errors, 2 warnings")

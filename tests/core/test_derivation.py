@@ -75,3 +75,34 @@ def test_derivations_of_replayed_values_after_text_moved_them() -> None:
     offset = moved_text.index("t = allgather")
     assert derivation_at(incremental, offset) == derivation_at(fresh, offset)
     assert "= **93.2 µs** (93.21 µs)" in derivation_at(incremental, offset)  # type: ignore[operator]
+
+
+def test_hover_on_a_value_defined_by_a_5000_term_flat_chain() -> None:
+    from scaling_core.queries.hover import hover_at
+    from tests.conftest import analyze
+
+    chain = " + ".join(["1"] * 5000)
+    text = f"```calc\nx = {chain}\ny = x * 2\n```\n"
+    analysis = analyze(text)
+    assert [v.display for v in analysis.values if v.name == "y"] == ["10000"]
+    hovered = hover_at(analysis, text.index("y ="))
+    assert hovered is not None and "**10000**" in hovered
+    assert f"`x = {chain}` = 5000" in hovered  # the chain of definitions shows x as written
+    own = hover_at(analysis, text.index("x ="))
+    assert own is not None and own.startswith("**`x = 1 + 1 + 1") and "**5000**" in own
+
+
+def test_hover_on_a_moved_5000_term_flat_chain_replayed_from_the_cache() -> None:
+    from scaling_core import analyze_document
+    from scaling_core.document.incremental import RegionCache
+    from scaling_core.queries.hover import hover_at
+
+    text = "# Draft\n\n```calc\nx = " + " + ".join(["1"] * 5000) + "\n```\n"
+    cache = RegionCache()
+    analyze_document(text, "d.md", cache=cache)
+    moved_text = text.replace("# Draft", "# Draft, now longer")
+    incremental = analyze_document(moved_text, "d.md", cache=cache)
+    assert any(v.shift for v in incremental.values)
+    hovered = hover_at(incremental, moved_text.index("x ="))
+    assert hovered is not None and "**5000**" in hovered
+    assert hovered == hover_at(analyze_document(moved_text, "d.md"), moved_text.index("x ="))

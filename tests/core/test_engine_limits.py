@@ -5,11 +5,14 @@ from __future__ import annotations
 import itertools
 import time
 import tracemalloc
+from collections.abc import Callable
 
 import pytest
 
-from scaling_core import Config, analyze_document
+from scaling_core import Config, analyze_document, config_from_mapping
 from scaling_core.document import analysis as analysis_module
+from scaling_core.document.analysis import ImportContext
+from scaling_core.document.imports import ImportMemo
 from scaling_core.document.incremental import RegionCache
 from scaling_core.expr import values as values_module
 from scaling_core.prelude import CALLABLES
@@ -90,17 +93,55 @@ def test_long_flat_sums_and_products_evaluate(terms: int) -> None:
     assert [c.status for c in analysis.checks] == ["pass", "pass", "pass"]
 
 
-def test_a_150_file_import_chain_is_an_error_not_a_crash() -> None:
+def _chain(length: int) -> tuple[Callable[[int], str], Callable[[str, str], tuple[str, str]]]:
+    """Drafts f0.md … f{length-1}.md, each importing the next; the last defines x = 7."""
+
     def text(number: int) -> str:
-        body = f'import "f{number + 1}.md"\n' if number < 150 else ""
-        return calc(body + f"x{number} = {number}")
+        if number == length - 1:
+            return calc("x = 7")
+        return calc(f'import "f{number + 1}.md"') + "It is 7<!-- = x -->.\n"
 
     def loader(_importer: str, target: str) -> tuple[str, str]:
         return target, text(int(target[1:-3]))
 
+    return text, loader
+
+
+def test_a_300_file_import_chain_reaches_the_first_file() -> None:
+    # Imports nest to any depth: resolved deepest first, without recursion (150 files crashed once).
+    text, loader = _chain(300)
     analysis = analyze_document(text(0), "f0.md", loader=loader)
-    assert codes(analysis) == ["E003"]
-    assert "imports nested" in analysis.diagnostics[0].message
+    assert codes(analysis) == [] and [c.status for c in analysis.checks] == ["pass"]
+    assert analysis.exports["x"].path == "f299.md"
+
+
+def test_a_1000_file_import_chain_with_a_memo_analyses_each_file_once() -> None:
+    text, loader = _chain(1000)
+    reads: list[str] = []
+
+    def counted(importer: str, target: str) -> tuple[str, str]:
+        reads.append(target)
+        return loader(importer, target)
+
+    memo = ImportMemo()
+    analysis = analyze_document(text(0), "f0.md", context=ImportContext(counted, memo=memo))
+    assert codes(analysis) == [] and [c.status for c in analysis.checks] == ["pass"]
+    assert memo.analysed == 999 and len(reads) == 999  # each file read and analysed once
+    again = analyze_document(text(0), "f0.md", context=ImportContext(loader, memo=memo))
+    assert memo.analysed == 999 and [c.status for c in again.checks] == ["pass"]
+
+
+def test_a_cycle_at_the_end_of_a_long_chain_is_n007() -> None:
+    text, loader = _chain(200)
+
+    def cyclic(importer: str, target: str) -> tuple[str, str]:
+        if target == "f199.md":
+            return target, calc('import "f0.md"', "x = 7")
+        return loader(importer, target)
+
+    analysis = analyze_document(text(0), "f0.md", loader=cyclic)
+    assert codes(analysis) == ["N007", "N001"]  # at the import, and the claim's x that it did not bring
+    assert analysis.diagnostics[0].message.startswith("import cycle: f0.md -> f1.md -> f2.md")
 
 
 # -- a bug anywhere in a statement is E999 at that statement ------------------------------
@@ -171,9 +212,10 @@ def test_the_element_budget_is_the_same_for_incremental_and_full_analysis() -> N
 
 
 def test_a_wall_time_budget_stops_the_analysis_with_e003(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(analysis_module, "TIME_LIMIT_S", 0.0)
+    ticks = itertools.count()
+    monkeypatch.setattr(values_module, "clock", lambda: float(next(ticks)))  # one second per look at the clock
     text = calc("a = 1", "b = 2") + "`2 * 3 = 6`\n"
-    analysis = analyze(text)
+    analysis = analyze(text, analysis_time_limit=0.5)
     assert codes(analysis) == ["E003"]
     assert "time" in analysis.diagnostics[0].message and analysis.checks == []
 
@@ -209,12 +251,49 @@ def test_an_infinite_tolerance_is_e002_not_a_nan_window() -> None:
 def test_time_spent_inside_an_import_is_reported_at_the_import(monkeypatch: pytest.MonkeyPatch) -> None:
     ticks = itertools.count()
     monkeypatch.setattr(values_module, "clock", lambda: float(next(ticks)))  # one second per look at the clock
-    monkeypatch.setattr(analysis_module, "TIME_LIMIT_S", 3.5)
     drafts = {
         "main.md": calc('import "other.md"', "z = 1") + "`2 * 3 = 6`\n",
         "other.md": calc("a = 1", "b = 2", "c = 3"),
     }
-    analysis = analyze_document(drafts["main.md"], "main.md", loader=lambda _importer, target: (target, drafts[target]))
+    analysis = analyze_document(drafts["main.md"], "main.md", Config(analysis_time_limit=3.5),
+                                loader=lambda _importer, target: (target, drafts[target]))  # fmt: skip
     assert codes(analysis) == ["E003"] and analysis.diagnostics[0].span.start == drafts["main.md"].index('"other.md"')
     assert "analysis stopped here" in analysis.diagnostics[0].message
     assert analysis.values == [] and analysis.checks == []
+
+
+# -- the budgets are settings ------------------------------------------------------------------
+def test_max_total_elements_bounds_the_sweep_elements_of_one_analysis() -> None:
+    text = calc("r = range(10)", *[f"y{n} = r * 2" for n in range(30)], "z = 1 + 1")
+    analysis = analyze(text, max_array_elements=10, max_total_elements=50)  # r, then y0..y3: 50 elements
+    assert codes(analysis) == ["E003"] * 26
+    assert "of 50 sweep elements is spent (max_total_elements)" in analysis.diagnostics[0].message
+    assert codes(analyze(text, max_array_elements=10, max_total_elements=310)) == []
+
+
+def test_analysis_time_limit_is_read_from_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    ticks = itertools.count()
+    monkeypatch.setattr(values_module, "clock", lambda: float(next(ticks)))  # one second per look at the clock
+    text = calc(*[f"a{n} = {n}" for n in range(40)])
+    assert codes(analyze(text, analysis_time_limit=1000.0)) == []
+    config, problems = config_from_mapping({"analysis_time_limit": 2.5})
+    assert problems == [] and config.analysis_time_limit == 2.5
+    assert codes(analyze_document(text, "d.md", config)) == ["E003"]
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "says"),
+    [
+        ("analysis_time_limit", 0, "analysis_time_limit: must be a positive number of seconds"),
+        ("analysis_time_limit", -1.5, "analysis_time_limit: must be a positive number of seconds"),
+        ("analysis_time_limit", float("nan"), "analysis_time_limit: must be a positive number of seconds"),
+        ("analysis_time_limit", True, "analysis_time_limit: must be a number of seconds"),
+        ("analysis_time_limit", "20 s", "analysis_time_limit: must be a number of seconds"),
+        ("max_total_elements", 0, "max_total_elements: must be a positive integer"),
+        ("max_total_elements", 2.5, "max_total_elements: must be a positive integer"),
+        ("max_total_elements", True, "max_total_elements: must be a positive integer"),
+    ],
+)
+def test_bad_budget_settings_are_problems_not_exceptions(key: str, value: object, says: str) -> None:
+    config, problems = config_from_mapping({key: value})
+    assert problems == [says] and config == Config()

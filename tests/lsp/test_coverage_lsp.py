@@ -140,7 +140,7 @@ def test_coverage_is_computed_once_per_analysis() -> None:
 
 def test_coverage_settings_in_the_project_and_the_editor() -> None:
     from scaling_core import config_from_mapping
-    from server.lsp.state import settings_to_config
+    from server.lsp.settings import settings_to_config
 
     assert (Config().coverage_lenses, Config().coverage_diagnostics) == (True, False)
     project, problems = config_from_mapping({"coverage_diagnostics": True, "coverage-lenses": False})

@@ -244,7 +244,7 @@ async def test_workspace_diagnostics_report_progress(client: RecordingClient) ->
 def test_editor_settings_layer_over_the_project_config() -> None:
     from scaling_core import Config
     from scaling_core.diagnostics import Severity
-    from server.lsp.state import settings_to_config
+    from server.lsp.settings import settings_to_config
 
     project = Config(tolerance=0.02, severity={"U005": Severity.ERROR}, exclude=("drafts/**",))
     config, problems = settings_to_config(
@@ -260,7 +260,7 @@ def test_editor_settings_layer_over_the_project_config() -> None:
 def test_an_empty_lua_table_is_empty_settings() -> None:
     """Neovim encodes an empty Lua table as a JSON array: `margin = {}` must not be an error."""
     from scaling_core import Config
-    from server.lsp.state import settings_to_config
+    from server.lsp.settings import settings_to_config
 
     config, problems = settings_to_config(Config(tolerance=0.02), {"margin": []})
     assert problems == [] and config.tolerance == 0.02

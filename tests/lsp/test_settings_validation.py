@@ -110,3 +110,12 @@ def test_a_malformed_pyproject_is_shown_and_the_defaults_apply(
     uri = _open(server, tmp_path, DRAFT)
     assert "C001" in _codes(server.diagnostics(uri, 1))
     _answers(server, uri)
+
+
+def test_the_budgets_are_editor_settings_validated_like_the_others(server: RawServer, tmp_path: Path) -> None:
+    _initialize(server, tmp_path, {"margin": {"maxTotalElements": 150, "analysisTimeLimit": 0}})
+    _shown(server, "analysis_time_limit: must be a positive number of seconds")
+    uri = _open(server, tmp_path, "```calc\na = range(100)\nb = a * 2\nc = 1 + 1\n```\n")
+    found = server.diagnostics(uri, 1)
+    assert _codes(found) == ["E003"] and "of 150 sweep elements" in found[0]["message"], found
+    server.alive()

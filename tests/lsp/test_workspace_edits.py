@@ -115,3 +115,29 @@ def test_a_shared_import_is_what_a_fresh_analysis_gives(tmp_path: Path) -> None:
     assert [d.code for d in cyclic.diagnostics] == [d.code for d in fresh.diagnostics] and "N007" in [
         d.code for d in fresh.diagnostics
     ]
+
+
+def test_an_edit_at_the_end_of_a_100_draft_import_chain_reaches_the_first(tmp_path: Path) -> None:
+    # Imports nest to any depth (resolved deepest first, without recursion); each draft analysed once.
+    async def scenario() -> None:
+        recorder = Recorder()
+        state = State(recorder)
+        state.set_root(tmp_path)
+        drafts = {f"c{k}.md": f'```calc\nimport "c{k + 1}.md"\n```\n' for k in range(99)}
+        drafts["c0.md"] += "\nIt is 7<!-- = x -->.\n"
+        drafts["c99.md"] = "```calc\nx = 7\n```\n"
+        for name, text in drafts.items():
+            uri = (tmp_path / name).as_uri()
+            state.documents[uri] = Document(uri, 1, text)
+            state.schedule(uri)
+        await settle(state)
+        first = (tmp_path / "c0.md").as_uri()
+        assert [c.status for c in state.analyses[first][1].checks] == ["pass"]
+        recorder.published.clear()
+        edit(state, "c99.md", tmp_path, 1, 5, "0")  # x = 70
+        for _ in range(30):
+            await settle(state)
+        assert sorted(recorder.published) == sorted(drafts)  # every importer, near or far, again
+        assert [d.code for d in state.analyses[first][1].diagnostics] == ["C001"]
+
+    asyncio.run(scenario())
