@@ -1,8 +1,11 @@
 """Engine benchmark: unit arithmetic ns/op and `margin check` lines/s.
 
-Run: ``python bench/bench_engine.py``.  Prints figures; asserts nothing.
+Run: ``python bench/bench_engine.py [--scaling]``.  Prints figures; asserts nothing.
 Compares the full analysis of a generated 10,000-line draft with a bare
-markdown-it-py parse (CommonMark, inline rules on) of the same text.
+markdown-it-py parse (CommonMark, inline rules on) of the same text, times the
+whole ``margin check`` process on a 4,500-line chapter (the size of a real
+scaling-book chapter), and with ``--scaling`` the analysis of 5, 10 and 50 MB
+drafts (every stage should stay linear: the ms per MB should not grow).
 """
 
 from __future__ import annotations
@@ -36,6 +39,32 @@ def best_of(function, repeat: int = 5) -> float:
     return min(times)
 
 
+def best_cpu_of(function, repeat: int = 5) -> float:
+    """Best CPU time of ``repeat`` calls, in seconds: steadier than wall time on a shared machine."""
+    times = []
+    for _ in range(repeat):
+        start = time.process_time()
+        function()
+        times.append(time.process_time() - start)
+    return min(times)
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def best_process_of(command: list[str], cwd: Path, repeat: int = 5) -> tuple[float, float]:
+    """Best wall time and best CPU time (user + system) of running ``command`` ``repeat`` times, in seconds."""
+    walls, cpus = [], []
+    for _ in range(repeat):
+        cpu, start = _children_cpu(), time.perf_counter()
+        subprocess.run(command, capture_output=True, cwd=cwd, check=False)
+        walls.append(time.perf_counter() - start)
+        cpus.append(_children_cpu() - cpu)
+    return min(walls), min(cpus)
+
+
 def unit_arithmetic() -> None:
     seconds = Quantity(2.0, dimension.pack({"time": 1}))
     bytes_ = Quantity(3.0, dimension.pack({"information": 1}))
@@ -58,6 +87,7 @@ def throughput(name: str, text: str) -> None:
     parser = MarkdownIt("commonmark")
     markdown = best_of(lambda: parser.parse(text))
     analysis_time = best_of(lambda: analyze_document(text, "bench.md"), repeat=7)
+    analysis_cpu = best_cpu_of(lambda: analyze_document(text, "bench.md"), repeat=7)
     analysis = analyze_document(text, "bench.md")
     not_passing = sum(c.status != "pass" for c in analysis.checks)
     errors = sum(d.severity <= 2 for d in analysis.diagnostics)
@@ -70,6 +100,7 @@ def throughput(name: str, text: str) -> None:
         f"  margin analysis:        {analysis_time * 1e3:7.1f} ms  {lines / analysis_time:9,.0f} lines/s  "
         f"({analysis_time / markdown:.2f}x markdown-it)"
     )
+    print(f"  margin analysis (CPU):  {analysis_cpu * 1e3:7.1f} ms  {lines / analysis_cpu:9,.0f} lines/s")
     with tempfile.TemporaryDirectory() as folder:
         draft = Path(folder) / "bench.md"
         draft.write_text(text, "utf-8")
@@ -81,9 +112,43 @@ def throughput(name: str, text: str) -> None:
         )
 
 
+def process_time(lines: int) -> None:
+    """The whole `margin check` process (start-up, imports, analysis, report) on a chapter of ``lines`` lines."""
+    text = book_like(lines)
+    with tempfile.TemporaryDirectory() as folder:
+        draft = Path(folder) / "chapter.md"
+        draft.write_text(text, "utf-8")
+        command = [sys.executable, "-m", "server", "check", str(draft)]
+        root = Path(__file__).resolve().parent.parent
+        start_up = best_of(
+            lambda: subprocess.run([*command[:-1], "--version"], capture_output=True, cwd=root, check=False), repeat=5
+        )
+        wall, cpu = best_process_of(command, root)
+    print(
+        f"\nmargin check (process), {text.count(chr(10)):,}-line chapter: {wall * 1e3:6.1f} ms, CPU {cpu * 1e3:6.1f} ms "
+        f"(target 250 ms; `margin check --version`: {start_up * 1e3:.1f} ms)"
+    )
+
+
+def scaling() -> None:
+    """analyze_document on 5, 10 and 50 MB book-like drafts: ms per MB stays flat when every stage is linear."""
+    print()
+    for megabytes in (5, 10, 50):
+        size, lines, seconds = _time_analysis(book_like(int(megabytes * 1e6 / 45.5)))  # ~45.5 characters a line
+        print(f"analysis of {size:5.1f} MB ({lines:,} lines): {seconds:7.2f} s  {seconds * 1e3 / size:6.0f} ms/MB")
+
+
+def _time_analysis(text: str) -> tuple[float, int, float]:
+    seconds = best_of(lambda: analyze_document(text, "bench.md"), repeat=1)
+    return len(text) / 1e6, text.count("\n"), seconds
+
+
 if __name__ == "__main__":
     gc.set_threshold(100_000, 50, 50)  # as server/launch.py sets for every margin command
     unit_arithmetic()
     throughput("book-like", book_like(10_000))
     throughput("dense", dense(10_000))
+    process_time(4_500)
+    if "--scaling" in sys.argv:
+        scaling()
     print(f"\npeak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")

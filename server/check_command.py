@@ -14,11 +14,11 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scaling_core import CODES, Config, DocumentAnalysis, analyze_document
 from scaling_core.document.analysis import ImportContext
 from server import reports
-from server.analysis.runner import runner_for
 from server.escaping import printable
 from server.measurements import cache_for
 from server.terminal import COLOR_CHOICES, use_color
@@ -38,6 +38,9 @@ from server.workspace import (
     read_draft,
     write_atomically,
 )
+
+if TYPE_CHECKING:
+    from server.analysis.runner import AnalysisRunner
 
 FORMATS = ("text", "json", "github", "sarif", "junit")
 #: Above this many files, a terminal shows a progress bar on stderr.
@@ -274,7 +277,7 @@ def check_once(args: argparse.Namespace) -> int:
         if from_stdin:  # like ruff: the fixed draft goes to stdout, the report to stderr
             _write_stdout(drafts[0])
     context = ImportContext(
-        make_loader(project), trusted=runner_for(project.root, config), measurements=cache_for(project.root)
+        make_loader(project), trusted=_runner(project, config), measurements=cache_for(project.root)
     )
     timed = list(analyze_drafts(drafts, project, config, args, context))
     analyses, times = [analysis for analysis, _ in timed], [seconds for _, seconds in timed]
@@ -294,6 +297,15 @@ def check_once(args: argparse.Namespace) -> int:
     if args.exit_zero:
         return 0
     return max(1 if reports.summarize(analyses).failed else 0, unread)
+
+
+def _runner(project: Project, config: Config) -> AnalysisRunner | None:
+    """The runner of trusted python blocks, only for a workspace whose settings trust it."""
+    if not config.trust:
+        return None
+    from server.analysis.runner import runner_for  # processes and pipes: off the start-up path of most checks
+
+    return runner_for(project.root, config)
 
 
 def _paths(count: int) -> str:

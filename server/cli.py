@@ -12,9 +12,9 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import scaling_core
-from scaling_core.document.session import CalcSession, Evaluation
 from scaling_core.hardware.records import hardware_records
 from scaling_core.render import render_diagnostic
 from scaling_core.text import LineIndex
@@ -24,9 +24,13 @@ from server.check_command import add_check_parser, run_check
 from server.coverage_command import add_coverage_parser, run_coverage
 from server.crash import report_internal_error
 from server.escaping import printable
+from server.lsp.command import add_lsp_parser, run_lsp
 from server.measure_command import add_measure_parser, run_measure
 from server.render_command import add_render_parser, run_render
 from server.workspace import UsageError, find_project
+
+if TYPE_CHECKING:
+    from scaling_core.document.session import Evaluation
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,8 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_render_parser(commands, common)
 
-    lsp = commands.add_parser("lsp", parents=[common], help="run the language server (stdio by default)")
-    lsp.add_argument("--tcp", type=int, metavar="PORT", help="listen on 127.0.0.1:PORT instead of stdio")
+    add_lsp_parser(commands, common)
 
     hardware = commands.add_parser("hardware", parents=[common], help="print the hardware catalog with sources")
     hardware.add_argument("chip", nargs="?")
@@ -135,6 +138,8 @@ def _failed(evaluation: Evaluation) -> bool:
 
 def run_eval(args: argparse.Namespace) -> int:
     """``margin eval EXPR``, or the REPL when no expression is given."""
+    from scaling_core.document.session import CalcSession  # only `margin eval` keeps a session
+
     project = find_project(Path.cwd(), args.config)
     session = CalcSession(project.config)
     if args.expression is not None and args.explain:
@@ -189,24 +194,3 @@ def run_worker(args: argparse.Namespace) -> int:
     from server.worker.main import main as worker_main
 
     return worker_main(list(args.worker_args))
-
-
-def run_lsp(args: argparse.Namespace) -> int:
-    """``margin lsp``: pygls is imported only here, so ``check`` stays light."""
-    import gc
-    import logging
-
-    from server.lsp.app import create_server
-
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)  # never stdout: that is the protocol
-    server = create_server()
-    # A long-lived process: move what start-up made out of the collector's way (the
-    # launcher already collects young objects rarely).  No collection first: it would
-    # cost 30-90 ms of start-up to free ~17k import-time objects, and freeing them would
-    # not return their memory to the system anyway.
-    gc.freeze()
-    if args.tcp:
-        server.start_tcp("127.0.0.1", args.tcp)
-    else:
-        server.start_io()
-    return server.exit_code  # 1 after `exit` without `shutdown`

@@ -28,7 +28,6 @@ import logging
 import marshal
 import os
 import sys
-import tempfile
 import threading
 from pathlib import Path
 from types import CodeType
@@ -120,6 +119,8 @@ def save() -> bool:
         _added.clear()
     if path is None or not added:
         return False
+    import tempfile  # here, not at start-up: with shutil and its compressors it is ~4 ms of the server's start
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         merged = {**_read(path), **added}

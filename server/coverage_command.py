@@ -15,8 +15,6 @@ from pathlib import Path
 from scaling_core import analyze_document
 from scaling_core.document.analysis import ImportContext
 from server.check_command import load_drafts, write_output
-from server.coverage_html import to_html
-from server.coverage_report import coverage_of, to_json, to_markdown, to_text, total_line
 from server.workspace import Project, UsageError, find_project, make_loader
 
 FORMATS = ("text", "json", "markdown", "html")
@@ -53,6 +51,10 @@ def run_coverage(args: argparse.Namespace) -> int:
         raise UsageError("margin coverage reads files, not standard input")
     if args.fail_under is not None and not 0 <= args.fail_under <= 100:
         raise UsageError("--fail-under takes a percentage from 0 to 100")
+    # Here, not at the top: `margin check` imports this module for its options and needs none of these.
+    from server.coverage_html import to_html
+    from server.coverage_report import coverage_of, to_json, to_markdown, to_text, total_line
+
     project = _project(args)
     drafts = load_drafts(args, project)
     context = ImportContext(make_loader(project))

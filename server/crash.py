@@ -13,7 +13,6 @@ import os
 import sys
 import tempfile
 import time
-import traceback
 
 #: Where bugs are reported.
 ISSUES_URL = "https://github.com/margin-check/margin/issues"
@@ -23,6 +22,8 @@ INTERNAL_ERROR_EXIT = 2
 
 def save_traceback(error: BaseException) -> str | None:
     """Write the traceback and versions to a new file in the temporary folder; its path, or None."""
+    import traceback  # only after a crash: off every command's start-up path
+
     lines = traceback.format_exception(type(error), error, error.__traceback__)
     header = (
         f"margin internal error at {time.strftime('%Y-%m-%d %H:%M:%S')}\nargv: {sys.argv!r}\npython: {sys.version}\n\n"
@@ -40,6 +41,8 @@ def report_internal_error(error: BaseException, *, debug: bool = False) -> int:
     """Tell the user about a bug in one line (or the full traceback with ``debug``); the exit code."""
     summary = f"{type(error).__name__}: {error}".splitlines()[0] if str(error) else type(error).__name__
     if debug:
+        import traceback
+
         traceback.print_exception(type(error), error, error.__traceback__, file=sys.stderr)
         print(f"margin: internal error (a bug in Margin, please report it at {ISSUES_URL}): {summary}", file=sys.stderr)
         return INTERNAL_ERROR_EXIT

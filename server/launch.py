@@ -2,8 +2,10 @@
 
 The modules load with the cyclic collector paused and are then frozen out of
 its way (:mod:`server.collector`); the language server's generated code comes
-from :mod:`server.code_cache`.  An error while loading is an internal error
-(:mod:`server.crash`).
+from :mod:`server.code_cache`.  ``margin lsp`` loads only the protocol and its
+own options (:mod:`server.lsp.command`), not the rest of the command line: the
+engine loads once ``initialize`` is answered (docs/editors.md, "How it stays fast").
+An error while loading is an internal error (:mod:`server.crash`).
 """
 
 from __future__ import annotations
@@ -21,15 +23,17 @@ def main(argv: list[str] | None = None) -> int:
     internal error like any other: exit 2 with one line, never a traceback and 1.
     """
     args = sys.argv[1:] if argv is None else argv
+    lsp = args[:1] == ["lsp"]
     try:
         with collector_paused():
-            from server import cli
-
-            if args[:1] == ["lsp"]:
+            if lsp:
                 from server import code_cache
 
                 code_cache.install()
                 import server.lsp.app  # noqa: F401 - loaded here so its classes are frozen with the rest
+                from server.lsp import command
+            else:
+                from server import cli
     except Exception as error:  # noqa: BLE001 - a bug or a broken install, reported as such
         from server.crash import report_internal_error
 
@@ -38,4 +42,4 @@ def main(argv: list[str] | None = None) -> int:
     # them), so young collections can be rare: 6% of `margin check`, and in the server no
     # collection lands on a keystroke.
     gc.set_threshold(100_000, 50, 50)
-    return cli.main(argv)
+    return command.main(args) if lsp else cli.main(argv)

@@ -29,9 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scaling_core import ImportContext, analyze_document
-from scaling_core.publish import render_markdown
-from server.analysis.runner import runner_for
-from server.publication import failed_lines, publication_records
 from server.workspace import (
     Project,
     UsageError,
@@ -169,6 +166,11 @@ def _write(target: Path, data: bytes) -> None:
 
 def run_render(args: argparse.Namespace) -> int:
     """``margin render PATH… [-o OUT | --in-place] [--format markdown|json]``."""
+    # Here, not at the top: `margin check` imports this module for its options and needs none of these.
+    from scaling_core.publish import render_markdown
+    from server.analysis.runner import runner_for
+    from server.publication import failed_lines, publication_records
+
     single = len(args.inputs) == 1 and args.inputs[0].is_file()
     skip = args.output.resolve() if args.output is not None and not single else None
     project = find_project(args.inputs[0] if args.inputs[0].exists() else Path.cwd(), args.config)

@@ -21,8 +21,8 @@ from scaling_core.expr import syntax as ast
 from scaling_core.expr.chain import ChainLink, Equation, chain_parts, computes, skipped_spans
 from scaling_core.expr.compare import Outcome, compare, last_digit_unit, mismatched_lengths
 from scaling_core.expr.evaluator import Evaluator
-from scaling_core.expr.lexer import MAGNITUDE_SUFFIXES, tokenize
-from scaling_core.expr.parser import parse_claim_expression
+from scaling_core.expr.lexer import MAGNITUDE_SUFFIXES
+from scaling_core.expr.parse_memo import ParseMemo
 from scaling_core.expr.tokens import canonical_comparison
 from scaling_core.expr.values import (
     PROSE_CUTOFF,
@@ -54,6 +54,8 @@ class Checking:
     evaluator: Evaluator
     #: What the region being evaluated has produced so far.
     out: Recording
+    #: What the lexer and parser made of each text already read.
+    parsed: ParseMemo
 
     def source(self, span: Span) -> str:
         """The document text of ``span``."""
@@ -283,8 +285,7 @@ class Checking:
     # -- prose claims ----------------------------------------------------------
     def check_claim(self, region: ClaimRegion) -> None:
         """Check a prose claim: the number before ``<!-- OP expr -->`` against ``expr``."""
-        tokens, problems = tokenize(region.expr_text, region.expr_offset)
-        expr, tolerance, problem = parse_claim_expression(tokens, self.is_unit)
+        problems, expr, tolerance, problem = self.parsed.claim(region.expr_text, region.expr_offset)
         if problems or problem:
             self.out.diagnostics.extend(self.with_suggestions(d) for d in (problems or [problem]))  # type: ignore[list-item]
             return

@@ -65,12 +65,7 @@ def split_chunks(text: str) -> list[tuple[int, int]]:
     notices from the chunk's own parse (``ChunkScan.open_at_end``) and merges it
     with the next, so markdown-it alone decides the block structure.
     """
-    first = 0
-    if text.startswith("---"):  # front matter: no cut before its closing line
-        closing = _FRONT_MATTER_END.search(text, 3)
-        first = closing.end() if closing is not None else len(text)
-    candidates = [match.end() for match in (_CANDIDATE if "\r" in text else _CANDIDATE_LF).finditer(text, first)]
-    candidates.append(len(text))
+    candidates = block_starts(text)[1:]
     # A long draft gets longer chunks (~ the square root of its length): fewer to replay per keystroke.
     scale = max(1, math.isqrt(len(text) // _SCALE_CHARACTERS))
     longest, every = _CHUNK_CHARACTERS * scale, _CUT_EVERY * scale
@@ -87,6 +82,24 @@ def split_chunks(text: str) -> list[tuple[int, int]]:
             last = at
     bounds.append(len(text))
     return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a] or [(0, len(text))]
+
+
+def block_starts(text: str) -> list[int]:
+    """Where a block may start for certain: 0, each line at column 0 after a blank line, and ``len(text)``.
+
+    Not inside front matter, nor before a ``---`` line (it would read as front
+    matter); a fence or HTML block may still run across such a line (see
+    :func:`split_chunks`).
+    """
+    first = 0
+    if text.startswith("---"):  # front matter: no cut before its closing line
+        closing = _FRONT_MATTER_END.search(text, 3)
+        first = closing.end() if closing is not None else len(text)
+    starts = [0]
+    starts += [match.end() for match in (_CANDIDATE if "\r" in text else _CANDIDATE_LF).finditer(text, first)]
+    if starts[-1] != len(text):
+        starts.append(len(text))
+    return starts
 
 
 def html_block_is_open(content: str) -> bool:

@@ -12,6 +12,8 @@ mean what they meant is replayed as a whole (its recorded steps: the effects
 its regions added, and the claims that waited), so a keystroke costs one
 replay per run instead of one per region.  A run that cannot be replayed is
 walked region by region, as above, and recorded for the next analysis.
+Consecutive runs replayed in one scope form a *stretch*, replayed as one by
+the next analysis (``stretches.py``): a keystroke costs a few stretches.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scaling_core.document.effects import Effects, Results, region_bounds
-from scaling_core.document.forward import ForwardReferences, looks_below, waits
+from scaling_core.document.forward import ForwardReferences, Waiting, looks_below, waits
 from scaling_core.document.incremental import RegionCache, _incomplete, identifiers, inputs_for, region_key
 from scaling_core.document.interpret import Interpreter
 from scaling_core.document.pieces import CalcPiece, split_calc
@@ -35,7 +37,7 @@ from scaling_core.document.regions import (
     ProblemRegion,
     Region,
 )
-from scaling_core.document.shift import shift_region
+from scaling_core.document.stretches import StretchBuilder, collect, keep, replay_stretch
 
 #: ``cancelled`` is polled every this many regions (a poll costs ~0.1 µs, a replayed region ~14 µs).
 STOP_POLL_REGIONS = 64
@@ -49,9 +51,9 @@ class Run:
     scan: ChunkScan
     #: Where its chunk started when it was recorded.
     chunk_start: int
-    #: Effects (applied as one region's), (index of a waiting region in the chunk, its region key), or
-    #: (-n, ()): the chunk's n-th scope starts (its regions are in another problem, or at the top level).
-    steps: list[Effects | tuple[int, tuple[Any, ...]]]
+    #: Effects (applied as one region's), a region of the chunk that waits for names below (``forward.Waiting``),
+    #: or (-n, ()): the chunk's n-th scope starts (its regions are in another problem, or at the top level).
+    steps: list[Effects | Waiting | tuple[int, tuple[Any, ...]]]
     #: Regions it counts as reused when replayed (as many as its walk evaluated or reused).
     counted: int
     #: Sweep elements its regions computed (a replay spends them from the analysis's budget).
@@ -97,11 +99,12 @@ class Driver:
         #: entries it used, whether it can be replayed, and where the current slice of the results began.
         self.key: tuple[Any, ...] = ()
         self.chunk_start = 0
-        self.steps: list[Effects | tuple[int, tuple[Any, ...]]] | None = None
+        self.steps: list[Effects | Waiting | tuple[int, tuple[Any, ...]]] | None = None
         self.used: dict[tuple[Any, ...], Effects] | None = None
         self.recordable = True
         self.marks = (0, 0, 0, 0, 0, 0, 0)
         self.elements = 0
+        self.run: Run | None = None  # the run the latest :meth:`replay` found
 
     # -- the walk ------------------------------------------------------------------
     def walk(self, chunks: list[tuple[int, ChunkScan]], placed: Callable[[int, ChunkScan], list[Region]]) -> None:
@@ -109,19 +112,34 @@ class Driver:
         ends = [start for start, _scan in chunks[1:]] + [len(self.interpreter.text)]
         budget = self.interpreter.evaluator.budget
         cache = self.cache
-        for (start, scan), end in zip(chunks, ends):
+        stretches = cache is not None and not self.nested
+        builder, after = StretchBuilder(), 0
+        for index, ((start, scan), end) in enumerate(zip(chunks, ends)):
+            if index < after:
+                continue  # replayed with a stretch
             if not scan.regions:
+                builder.skip(scan)
+                continue
+            if stretches and (replayed := replay_stretch(self, chunks, index, builder)):
+                after = index + replayed
                 continue
             # The chunk's regions by scope; one with nothing checked is skipped (entering its scope changes nothing).
             scopes = [(p, low, high) for p, low, high in self.scopes(scan, start, end) if self.checked(scan, low, high)]
             if not scopes or budget.stopped:
+                builder.clear() if budget.stopped else builder.skip(scan)
                 continue  # out of time: E003 says where
             self.poll(scopes[-1][2] - scopes[0][1])
             self.enter(scopes[0][0])
             # A chunk just edited has no recorded run (nor will it get one, see :meth:`record`).
             edited = cache is None or (id(scan) in cache.chunks.fresh and cache.chunks.reused > 0)
             if edited or not self.replay(scan, start, scopes):
+                keep(self, builder)
                 self.record(scan, start, scopes, placed(start, scan))
+            elif stretches and len(scopes) == 1:
+                collect(self, builder, scan, self.run, self.key, scopes[0][2] - scopes[0][1])
+            else:
+                keep(self, builder)
+        keep(self, builder)
         self.forward.finish()
 
     def scopes(self, scan: ChunkScan, start: int, end: int) -> Scopes:
@@ -235,23 +253,27 @@ class Driver:
         shape = tuple((p.ident if p is not None else None, low, high) for p, low, high in scopes)
         key = ("run", id(scan), shape, scope.problem, local is not None, inputs, top)
         run = self.cache.get_run(key, scan)
+        self.key, self.run = key, run  # for the run's record, or a stretch
         if run is None:
-            self.key = key  # for the run's record
             return False
+        self.replay_steps(run, (start, scan), scopes)
+        return True
+
+    def replay_steps(self, run: Run, chunk: tuple[int, ChunkScan], scopes: Scopes | None) -> None:
+        """Do again what ``run`` did, for its chunk now at ``chunk[0]`` (``scopes``: the chunk's, if several)."""
         interpreter, forward = self.interpreter, self.forward
+        start, scan = chunk
         delta = start - run.chunk_start
         for step in run.steps:
             if isinstance(step, Effects):
                 bindings = interpreter.apply(step, delta)
                 if bindings:
                     forward.defined(bindings, self.current is not None)
-            elif step[0] < 0:  # the next scope of the chunk
+            elif type(step) is Waiting:  # moved into place only if it must be evaluated again
+                forward.defer(scan.regions[step.number], step.key, interpreter.scope, start, step)
+            else:  # the next scope of the chunk
+                assert scopes is not None and isinstance(step, tuple)
                 self.enter(scopes[-step[0]][0])
-            else:
-                number, region_key_ = step
-                self.cache.mark_waiting(region_key_)
-                forward.defer(shift_region(scan.regions[number], start), region_key_, interpreter.scope)  # type: ignore[arg-type]
-        return True
 
     def record(self, scan: ChunkScan, start: int, scopes: Scopes, regions: list[Region]) -> None:
         """Walk the run region by region, recording its steps for the next analysis.
@@ -367,10 +389,12 @@ class Driver:
 
     def defer(self, region: Region, key: tuple[Any, ...] | None, number: int) -> None:
         """``region`` waits for the end of its scope; in a recorded run, that is one of its steps."""
+        step = None
         if self.steps is not None:
             self.close_slice()
             if key is None or number < 0:
                 self.recordable = False
             else:
-                self.steps.append((number, key))
-        self.forward.defer(region, key, self.interpreter.scope)
+                step = Waiting(number, key)
+                self.steps.append(step)
+        self.forward.defer(region, key, self.interpreter.scope, step=step)

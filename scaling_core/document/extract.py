@@ -2,71 +2,47 @@
 
 markdown-it-py gives the block structure (fences, HTML blocks, headings,
 paragraphs, table rows) with line maps; its inline phase is switched off and
-this module scans the raw lines of each inline region itself, so every span
-is an exact code-point range of the original text (CRLF included).  This is
-the only module that knows the surface syntax of docs/syntax.md (calc blocks,
-code spans, inline values, prose claims, problems, suppressions).
+the raw lines of each inline region are scanned by :mod:`inline_scan`, so
+every span is an exact code-point range of the original text (CRLF
+included).  This module and :mod:`inline_scan` are the only ones that know
+the surface syntax of docs/syntax.md (calc blocks, code spans, inline
+values, prose claims, problems, suppressions).
 """
 
 from __future__ import annotations
 
-import re
+import bisect
 from collections.abc import Callable
 from functools import lru_cache
 from itertools import accumulate
-
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
-from mdit_py_plugins.colon_fence import colon_fence_plugin
-from mdit_py_plugins.front_matter import front_matter_plugin
+from typing import TYPE_CHECKING
 
 from scaling_core.diagnostics import make_diagnostic
-from scaling_core.document.chunks import finalize, html_block_is_open, split_chunks
+from scaling_core.document.chunks import block_starts, finalize, html_block_is_open, split_chunks
 from scaling_core.document.incremental import ChunkCache
-from scaling_core.document.latex import find_math
+from scaling_core.document.inline_scan import InlineScanner
 from scaling_core.document.problem_syntax import (
-    answer_marks,
     bold_problem,
     directive,
     directive_options,
     exercise,
     reads_body,
 )
-from scaling_core.document.prose import TRAILING_NUMBER
 from scaling_core.document.regions import (
     CalcRegion,
     ChunkScan,
     ClaimRegion,
-    CodeSpanRegion,
     Extraction,
     PythonRegion,
     Region,
-    Suppression,
 )
 from scaling_core.document.shift import shift_regions
+from scaling_core.document.simple_blocks import Block, closed_fence, read_segment
 from scaling_core.text import LineIndex, Span
 
-_COMMENT = re.compile(r"<!--(.*?)(?:-->|\Z)", re.S)
-_CLAIM_OP = re.compile(r"\s*(≈|~=|==|<=|>=|≤|≥|<|>|=)")
-#: A hidden calc block: ``<!--``, any whitespace (line breaks too), the word ``calc``, then a
-#: line break (or the end of the text). ``<!-- calc x = 1 -->`` on one line and
-#: ``<!-- calculation notes -->`` are ordinary comments.
-_HIDDEN_CALC = re.compile(r"\s*calc[ \t]*(?:\r\n|\r|\n|\Z)")
-_PROBLEM_MARK = re.compile(r"\s*problem\s*:\s*(.*?)\s*$", re.S)
-_PROBLEM_END = re.compile(r"\s*/problem\s*$")
-_MARGIN = re.compile(r"\s*margin\s*:\s*(ignore|off|on)\b\s*(.*?)\s*$", re.S)
-#: A comment that holds HTML (``<!-- <b>old</b> -->``, ``<!-- </span> -->``) or starts with an arrow
-#: (``<!-- <- check -->``): not a claim, even after a number.
-_HTML_COMMENT = re.compile(r"\s*<(?:/?[A-Za-z][^>]*>|!|-)")
-_BACKTICKS = re.compile(r"`+")
-_CALC_IGNORE = re.compile(r"#\s*margin\s*:\s*ignore\b\s*([\w\s,]*)")
-_EMPHASIS_TAIL = re.compile(r"[*_]+$")
-
-
-@lru_cache(maxsize=16)
-def _closing_backticks(count: int) -> re.Pattern[str]:
-    """A run of exactly ``count`` backticks (CommonMark: it closes a code span opened by as many)."""
-    return re.compile(r"(?<!`)" + "`" * count + r"(?!`)")
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 
 @lru_cache(maxsize=1)
@@ -75,30 +51,119 @@ def _block_parser() -> MarkdownIt:
     # lines are scanned for code spans and claims like any other.  MyST's colon
     # fences (``:::{note}``) are blocks like backtick fences; YAML front matter is
     # skipped (CommonMark would read its closing ``---`` as a heading underline).
+    # Imported here: a draft of plain paragraphs, headings, bullet lists and fences never needs
+    # markdown-it (simple_blocks.py), and `margin check` starts faster without it.
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.colon_fence import colon_fence_plugin
+    from mdit_py_plugins.front_matter import front_matter_plugin
+
     parser = MarkdownIt("commonmark").use(colon_fence_plugin).use(front_matter_plugin)
     parser.disable(["inline", "text_join"])
     return parser
 
 
-class _Extractor:
-    def __init__(self, text: str, index: LineIndex) -> None:
-        self.text = text
-        self.index = index
-        self.out = ChunkScan()
-        self.scanned: set[tuple[int, int]] = set()
+class _Extractor(InlineScanner):
+    """One scan of a text: markdown-it's block tokens walked, inline text scanned (:class:`InlineScanner`)."""
 
-    def line_offset(self, line: int) -> int:
-        starts = self.index.line_starts
-        return starts[line] if line < len(starts) else len(self.text)
+    #: Whether plain segments are read without markdown-it (:mod:`simple_blocks`); the property test turns it off.
+    simple_blocks = True
 
     def run(self) -> ChunkScan:
+        """Scan the whole text: every region, heading, problem start and marker, in document order."""
         # Level -1: the section level is not known yet (a heading in an earlier chunk decides it, see chunks.py).
-        self.walk(_block_parser().parse(self.text), 0, -1, top=True)
+        if self.simple_blocks and "\r" not in self.text:
+            self.read_segments(block_starts(self.text))
+        else:
+            self.walk(_block_parser().parse(self.text), 0, -1, top=True)
         self.out.regions.sort(key=_region_start)
         return self.out
 
-    def walk(self, tokens: list[Token], shift: int, section_level: int, *, top: bool) -> None:
-        """Read block tokens whose line 0 is line ``shift`` (``top``: not in a directive's body)."""
+    def read_segments(self, starts: list[int]) -> None:
+        """Read each segment (``starts``: :func:`block_starts`) as a simple block, runs of the others with markdown-it."""
+        level, k, pending, count = -1, 0, -1, len(starts) - 1
+        while k < count:
+            plan = self.plan_segment(starts, k)
+            if plan is None:
+                pending = k if pending < 0 else pending
+                k += 1
+                continue
+            if pending >= 0:  # the run before this segment first: an open block in it may reach this one
+                resume, level = self.parse_run(starts, pending, k, level)
+                pending = -1
+                if resume > k:
+                    k = resume
+                    continue
+            k, level = self.read_plan(plan, level)
+        if pending >= 0:
+            self.parse_run(starts, pending, count, level)
+
+    def plan_segment(self, starts: list[int], k: int) -> _Plan | None:
+        """What segment ``k`` holds if it is simple (reading nothing yet), else None."""
+        text, start = self.text, starts[k]
+        first = bisect.bisect_left(self.index.line_starts, start)
+        if text.startswith(("```", "~~~"), start):
+            fence = closed_fence(text, start)
+            if fence is None:
+                return None
+            markup, info, end = fence
+            after = bisect.bisect_left(starts, end)
+            if text[end : starts[after]].strip(" \t\n"):
+                return None  # more than blank lines after the closing line: markdown-it reads it
+            last = bisect.bisect_right(self.index.line_starts, end)
+            return after, first, [("fence", last, 0)], markup, info
+        blocks = read_segment(text, start, starts[k + 1])
+        return None if blocks is None else (k + 1, first, blocks, "", "")
+
+    def read_plan(self, plan: _Plan, level: int) -> tuple[int, int]:
+        """Read a simple segment's blocks: the next segment and the section level after them."""
+        after, first, blocks, markup, info = plan
+        for kind, line, value in blocks:
+            if kind == "fence":
+                self.fence(info.strip(), first, line, markup, level)
+                continue
+            line += first
+            if kind == "heading":
+                level = value
+                self.out.headings.append((self.line_offset(line), level))
+                self.scan_inline(line, line + 1)
+            else:
+                self.scan_inline(line, value + first if kind == "paragraph" else line + 1)
+                problem = bold_problem(self.index.line_text(line), self.line_offset(line), level)
+                if problem is not None:
+                    self.out.bold_starts.append(problem)
+        return after, level
+
+    def parse_run(self, starts: list[int], k: int, stop: int, level: int) -> tuple[int, int]:
+        """Parse segments ``k`` to ``stop`` with markdown-it, and on while a block in them runs open.
+
+        Returns the segment after the text read and the section level there.
+        Each time a block runs open the text read doubles, so the work stays
+        linear in the length of the text.
+        """
+        count = len(starts) - 1
+        while True:
+            begin, end = starts[k], starts[stop]
+            tokens = _block_parser().parse(self.text[begin:end])
+            shift = bisect.bisect_left(self.index.line_starts, begin)
+            if stop == count or not self.runs_open(tokens, shift):
+                break
+            stop = max(stop + 1, min(count, bisect.bisect_left(starts, begin + 2 * (end - begin))))
+        return stop, self.walk(tokens, shift, level, top=True)
+
+    def runs_open(self, tokens: list[Token], shift: int) -> bool:
+        """Whether a fence or an HTML block in ``tokens`` runs to their end (the text after may belong to it)."""
+        for token in tokens:
+            if token.map is None:
+                continue
+            if token.type in ("fence", "colon_fence"):
+                if not self.fence_closed(token.map[0] + shift, token.map[1] + shift, token.markup):
+                    return True
+            elif token.type == "html_block" and html_block_is_open(token.content):
+                return True
+        return False
+
+    def walk(self, tokens: list[Token], shift: int, section_level: int, *, top: bool) -> int:
+        """Read block tokens whose line 0 is line ``shift`` (``top``: not in a directive's body); the level after them."""
         for position, token in enumerate(tokens):
             if token.map is None:
                 continue
@@ -125,6 +190,7 @@ class _Extractor:
                     problem = bold_problem(self.index.line_text(first), self.line_offset(first), section_level)
                     if problem is not None:
                         self.out.bold_starts.append(problem)
+        return section_level
 
     # -- fenced blocks -------------------------------------------------------
     def fence_closed(self, first: int, last: int, markup: str) -> bool:
@@ -170,15 +236,6 @@ class _Extractor:
                 make_diagnostic("S002", f"unterminated calc block: add a closing {markup} line", opener)
             )
 
-    def calc_region(self, region: CalcRegion) -> None:
-        """Keep a calc block and the ``# margin: ignore`` suppressions on its lines."""
-        self.out.regions.append(region)
-        for offset, line in region.lines:
-            if "margin" in line and (match := _CALC_IGNORE.search(line)) is not None:
-                codes = frozenset(re.split(r"[\s,]+", match.group(1).strip())) - {""}
-                span = Span(offset + match.start(), offset + len(line))
-                self.out.calc_suppressions.append(Suppression(span, codes or None, offset, offset + len(line)))
-
     def colon_fence(self, info: str, first: int, last: int, markup: str, level: int) -> None:
         """A MyST colon fence (``:::{note}``): a directive like its backtick form; quoted or indented, plain text."""
         opener = self.index.line_text(first)
@@ -212,163 +269,6 @@ class _Extractor:
         if name == "solution" and closed:
             self.out.answer_marks.append((False, self.index.line_end(last - 1)))
 
-    # -- inline text and comments ---------------------------------------------
-    def scan_inline(self, first: int, last: int) -> None:
-        if (first, last) in self.scanned:
-            return
-        self.scanned.add((first, last))
-        start = self.line_offset(first)
-        end = self.index.line_end(last - 1)
-        chunk = self.text[start:end]
-        answers = "details" in chunk
-        math = "$" in chunk or "\\(" in chunk or "\\[" in chunk  # LaTeX math (latex.py)
-        if "`" not in chunk and "<!--" not in chunk:
-            if answers:
-                self.out.answer_marks += answer_marks(chunk, start)
-            if math:
-                self.out.regions.extend(find_math(chunk, start))
-            return
-        code_spans = self.code_spans(chunk, start)
-        masked = _mask(chunk, [(s.span.start - start, s.span.end - start) for s in code_spans])
-        if math:
-            self.out.regions.extend(find_math(masked, start))
-        for match in _COMMENT.finditer(masked):
-            self.comment(match, chunk, start)
-        if answers:
-            self.out.answer_marks += answer_marks(_COMMENT.sub(lambda m: " " * len(m.group()), masked), start)
-
-    def code_spans(self, chunk: str, base: int) -> list[CodeSpanRegion]:
-        found: list[CodeSpanRegion] = []
-        position = 0
-        while True:
-            opener = _BACKTICKS.search(chunk, position)
-            if opener is None:
-                return found
-            closer = _closing_backticks(len(opener.group())).search(chunk, opener.end())
-            if closer is None:
-                position = opener.end()
-                continue
-            content = chunk[opener.end() : closer.start()]
-            role = opener.start() >= 6 and chunk.startswith(
-                "{calc}", opener.start() - 6
-            )  # O(1): paragraphs can be long
-            lead = len(content) - len(content.lstrip(" "))
-            stripped = content.strip(" ")
-            if "\n" not in content and "\r" not in content and stripped:
-                outer_start = opener.start() - (6 if role else 0)
-                content_start = base + opener.end() + lead
-                span = CodeSpanRegion(
-                    Span(base + outer_start, base + closer.end()),
-                    Span(content_start, content_start + len(stripped)),
-                    stripped,
-                    role,
-                )
-                found.append(span)
-                self.out.regions.append(span)
-            position = closer.end()
-
-    def comment(self, match: re.Match[str], chunk: str, base: int) -> None:
-        body = match.group(1)
-        span = Span(base + match.start(), base + match.end())
-        body_offset = base + match.start(1)
-        terminated = match.group().endswith("-->")
-        if _HIDDEN_CALC.match(body):
-            self.hidden_calc(body, body_offset, span, terminated)
-            return
-        if not terminated:
-            return
-        if (mark := _PROBLEM_MARK.match(body)) is not None:
-            self.out.problem_marks.append(("open", span, mark.group(1) or "problem"))
-        elif _PROBLEM_END.match(body):
-            self.out.problem_marks.append(("close", span, ""))
-        elif (mark := _MARGIN.match(body)) is not None:
-            rest = mark.group(2).strip()
-            codes = frozenset(re.split(r"[\s,]+", rest)) - {""} if rest else None
-            self.out.margin_marks.append((mark.group(1), span, codes))
-        elif (op := _CLAIM_OP.match(body)) is not None and not _HTML_COMMENT.match(body):
-            self.claim(chunk, match, base, op)
-
-    def hidden_calc(self, body: str, body_offset: int, span: Span, terminated: bool) -> None:
-        keyword = body.index("calc")
-        content_offset = body_offset + keyword + 4
-        content = body[keyword + 4 :]
-        lines = []
-        position = 0
-        for piece in re.split(r"(\r\n|\r|\n)", content):
-            if piece in ("\r\n", "\r", "\n"):
-                position += len(piece)
-                continue
-            lines.append((content_offset + position, piece))
-            position += len(piece)
-        self.calc_region(CalcRegion(span, tuple(lines), hidden=True))
-        if not terminated:
-            opener = Span(span.start, span.start + 4 + keyword + 4)
-            self.out.diagnostics.append(
-                make_diagnostic("S002", "unterminated calc comment: add '-->' after the last statement", opener)
-            )
-
-    def claim(self, chunk: str, match: re.Match[str], base: int, op: re.Match[str]) -> None:
-        marker = Span(base + match.start(), base + match.end())
-        before = chunk[max(0, match.start() - 120) : match.start()]
-        trimmed = _EMPHASIS_TAIL.sub("", before.rstrip(" \t")).rstrip(" \t")
-        number = _trailing_number(trimmed)
-        if number is None:
-            self.out.diagnostics.append(
-                make_diagnostic(
-                    "S004",
-                    "a claim marker must follow the number it checks (e.g. 'about 22 days<!-- ≈ t -->')",
-                    marker,
-                )
-            )
-            return
-        start_in_chunk = match.start() - len(before) + number.start()
-        number_span = Span(base + start_in_chunk, base + start_in_chunk + len(number.group()))
-        unit_span = None
-        if number.group("unit"):
-            unit_start = base + start_in_chunk + number.start("unit") - number.start()
-            unit_end = base + start_in_chunk + max(number.end("unit"), number.end("per")) - number.start()
-            unit_span = Span(unit_start, unit_end)
-        body_offset = base + match.start(1)
-        expr_offset = body_offset + op.end()
-        expr_text = match.group(1)[op.end() :]
-        self.out.regions.append(
-            ClaimRegion(
-                number_span,
-                number.group(),
-                unit_span,
-                op.group(1),
-                Span(body_offset + op.start(1), body_offset + op.end(1)),
-                expr_text,
-                expr_offset,
-                marker,
-            )
-        )
-
-
-_LAST_DIGIT = re.compile(r"\d(?=\D*$)")
-
-
-def _trailing_number(text: str) -> re.Match[str] | None:
-    """The prose number (with unit) that ends ``text``, searching only near its last digit."""
-    last_digit = _LAST_DIGIT.search(text, max(0, len(text) - 48))
-    if last_digit is None:
-        return None
-    # A number with its exponent spans at most ~40 characters before its last digit.
-    return TRAILING_NUMBER.search(text, max(0, last_digit.start() - 40))
-
-
-def _mask(chunk: str, ranges: list[tuple[int, int]]) -> str:
-    if not ranges:
-        return chunk
-    pieces = []
-    position = 0
-    for start, end in ranges:
-        pieces.append(chunk[position:start])
-        pieces.append(" " * (end - start))
-        position = end
-    pieces.append(chunk[position:])
-    return "".join(pieces)
-
 
 def _region_start(region: Region) -> int:
     return region.number_span.start if isinstance(region, ClaimRegion) else region.span.start
@@ -383,32 +283,20 @@ def scan_chunk(text: str) -> ChunkScan:
     return _Extractor(text, LineIndex(text)).run()
 
 
-#: A chunk longer than this that is one fenced block is read without markdown-it (which reads it line by line).
+#: A chunk longer than this that is one fenced block is read without segments (a fence is read without markdown-it).
 _LONG_FENCE = 4096
-_OPENING_FENCE = re.compile(r"(`{3,}|~{3,})([^\n]*)\n")
+#: A simple segment: the next segment, its first line, its blocks, a fence's marker and info string.
+_Plan = tuple[int, int, list[Block], str, str]
 
 
 def _lone_fence(text: str) -> ChunkScan | None:
-    """The scan of a chunk that is one fenced block at column 0 and blank lines, as markdown-it would make it.
-
-    CommonMark: the block ends at the first line of at least as many of the
-    opening characters, indented at most three spaces, with only spaces or
-    tabs after them; a backtick fence's info string has no backtick.  Any
-    other chunk: None.
-    """
-    opening = _OPENING_FENCE.match(text)
-    if opening is None:
+    """The scan of a chunk that is one fenced block at column 0 and blank lines, as markdown-it would make it."""
+    fence = closed_fence(text, 0)
+    if fence is None or text[fence[2] :].strip():
         return None
-    markup, info = opening.groups()
-    if markup[0] == "`" and "`" in info:
-        return None
-    character = re.escape(markup[0])
-    closing = re.compile(rf"^ {{0,3}}{character}{{{len(markup)},}}[ \t]*$", re.M).search(text, opening.end())
-    if closing is None or text[closing.end() :].strip():
-        return None
+    markup, info, end = fence
     extractor = _Extractor(text, LineIndex(text))
-    last = text.count("\n", 0, closing.start()) + 1
-    extractor.fence(info.strip(), 0, last, markup, -1)
+    extractor.fence(info.strip(), 0, text.count("\n", 0, end) + 1, markup, -1)
     extractor.out.regions.sort(key=_region_start)
     return extractor.out
 

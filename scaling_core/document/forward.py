@@ -17,6 +17,12 @@ below (and a name it mentions that its scope has by then in another way,
 through an import below).  With a region cache, that evaluation is cached
 under the region's key plus the values of those definitions, so an edit
 elsewhere replays it like any other region, unknown names included.
+
+In a run replayed from the cache (``driver.py``), a waiting region is one of
+its steps (:class:`Waiting`): the names it mentions and its latest resolution
+are kept there, so replaying it neither moves the region nor reads its text,
+and resolving it again, when what it reads below has not changed, looks up
+nothing: a keystroke costs the same whatever the number of claims that wait.
 """
 
 from __future__ import annotations
@@ -26,17 +32,32 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scaling_core.document.effects import Effects, region_bounds
-from scaling_core.document.incremental import RegionCache, fingerprint, identifiers
+from scaling_core.document.incremental import RegionCache, _incomplete, fingerprint, identifiers
 from scaling_core.document.interpret import Interpreter
 from scaling_core.document.regions import ClaimRegion, CodeSpanRegion, Region
 from scaling_core.document.results import Binding
 from scaling_core.document.scope import Scope
+from scaling_core.document.shift import shift_region
+
+
+@dataclass(slots=True, eq=False)
+class Waiting:
+    """A step of a recorded run: the chunk's region ``number`` waited for names below (``driver.Run``)."""
+
+    number: int
+    #: Its region key (the run's key decides it).
+    key: tuple[Any, ...]
+    #: Every name its text mentions, in order (its text is the chunk's, so they hold while the run does).
+    names: tuple[str, ...] = ()
+    #: Its latest resolution: (the stamps of the definitions below it read, its effects).
+    resolved: tuple[tuple[Any, ...], Effects] | None = None
 
 
 @dataclass(slots=True)
 class Deferred:
     """A claim or inline value waiting for names defined below it."""
 
+    #: The region, ``offset`` before where it now stands (a replayed run's region, moved only if evaluated).
     region: Region
     #: Its region-cache key where it stands (None without a cache).
     key: tuple[Any, ...] | None
@@ -45,6 +66,18 @@ class Deferred:
     above: dict[str, Binding]
     #: The first definition below it, in its scope, of each name it waits for.
     below: dict[str, Binding] = field(default_factory=dict)
+    offset: int = 0
+    #: Its step in a recorded run, which keeps its latest resolution (None outside runs).
+    step: Waiting | None = None
+
+    def placed(self) -> Region:
+        """The region where it stands now."""
+        return shift_region(self.region, self.offset) if self.offset else self.region  # type: ignore[return-value]
+
+    def bounds(self) -> tuple[int, int]:
+        """Where the region starts and ends now (``effects.region_bounds``)."""
+        start, end = region_bounds(self.region)
+        return start + self.offset, end + self.offset
 
 
 def looks_below(region: Region) -> bool:
@@ -69,18 +102,28 @@ class ForwardReferences:
         self.top: tuple[list[Deferred], dict[str, list[Deferred]]] = ([], {})
         self.local: tuple[list[Deferred], dict[str, list[Deferred]]] = ([], {})
 
-    def defer(self, region: Region, key: tuple[Any, ...] | None, scope: Scope) -> None:
-        """Keep ``region`` until its scope ends (``key``: its cache key here)."""
-        start, end = region_bounds(region)
+    def defer(
+        self, region: Region, key: tuple[Any, ...] | None, scope: Scope, offset: int = 0, step: Waiting | None = None
+    ) -> None:
+        """Keep ``region`` (``offset`` before where it stands) until its scope ends (``key``: its cache key here).
+
+        ``step``: its step in a run being recorded or replayed, which holds the names it mentions once known.
+        """
+        names = step.names if step is not None else ()
+        if not names:
+            start, end = region_bounds(region)
+            names = identifiers(self.interpreter.text[start + offset : end + offset])
+            if step is not None:
+                step.names = names
         above: dict[str, Binding] = {}
         waiting = []
-        for name in identifiers(self.interpreter.text[start:end]):
+        for name in names:
             binding = scope.binding(name)
             if binding is not None:
                 above[name] = binding
             elif name not in scope.records:
                 waiting.append(name)
-        deferred = Deferred(region, key, scope.problem, above)
+        deferred = Deferred(region, key, scope.problem, above, {}, offset, step)
         regions, wanted = self.local if scope.local is not None else self.top
         regions.append(deferred)
         for name in waiting:
@@ -123,10 +166,18 @@ class ForwardReferences:
         neither above nor below may be there all the same (imported below).
         """
         names = {**deferred.above, **deferred.below}
-        below = tuple((name, _stamp(binding)) for name, binding in sorted(deferred.below.items()))
-        effects, view, replayed = self.evaluate(deferred, names, ("below", below))
-        if waits(effects):
-            start, end = region_bounds(deferred.region)
+        below = tuple([(name, _stamp(binding)) for name, binding in sorted(deferred.below.items())])
+        step = deferred.step
+        memo = step.resolved if step is not None else None
+        if memo is not None and memo[0] == below:
+            # Replayed with its run, reading what it read below last time: its effects then (no lookup).
+            effects, view, replayed = memo[1], self.view(names, deferred.problem), True
+        else:
+            effects, view, replayed = self.evaluate(deferred, names, ("below", below))
+            if step is not None:
+                step.resolved = (below, effects) if _reusable(effects) else None
+        if effects.diagnostics and waits(effects):
+            start, end = deferred.bounds()
             extra = {}
             for name in identifiers(self.interpreter.text[start:end]):
                 if name not in names and (binding := in_scope(name)) is not None:
@@ -135,7 +186,7 @@ class ForwardReferences:
                 seen = tuple((name, _stamp(binding)) for name, binding in sorted(extra.items()))
                 effects, view, replayed = self.evaluate(deferred, {**extra, **names}, ("in scope", below, seen))
         if replayed:
-            self.interpreter.apply(effects, region_bounds(deferred.region)[0] - effects.start, view=view)
+            self.interpreter.apply(effects, deferred.bounds()[0] - effects.start, view=view)
         else:
             self.interpreter.apply(effects, 0, replayed=False)
 
@@ -147,11 +198,12 @@ class ForwardReferences:
         view = self.view(names, deferred.problem)
         key = None
         if self.cache is not None and deferred.key is not None:
+            self.cache.resolved += 1
             key = (deferred.key, *inputs)
             found = self.cache.get(key)
             if found is not None:
                 return found, view, True
-        effects = self.interpreter.evaluate(deferred.region, view, quiet=True)
+        effects = self.interpreter.evaluate(deferred.placed(), view, quiet=True)
         if key is not None and self.cache is not None:
             self.cache.put(key, effects)
         return effects, view, False
@@ -162,6 +214,12 @@ class ForwardReferences:
         view.top_level = names
         view.problem = problem
         return view
+
+
+def _reusable(effects: Effects) -> bool:
+    """Whether a resolution may be replayed as it is: what the region cache would keep, spending no sweep
+    elements (a replay must spend them from the budget, see ``RegionCache.get``)."""
+    return effects.replayable and not effects.elements and not any(_incomplete(d) for d in effects.diagnostics)
 
 
 def _stamp(binding: Binding) -> object:

@@ -26,7 +26,7 @@ import re
 import struct
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scaling_core.diagnostics import Diagnostic
 from scaling_core.document.effects import Effects
@@ -38,6 +38,9 @@ from scaling_core.expr.lexer import IDENTIFIER
 from scaling_core.expr.values import BUDGET_SPENT, Budget, Record, ShapeValue
 from scaling_core.units.arrays import is_array
 from scaling_core.units.quantity import Quantity
+
+if TYPE_CHECKING:
+    from scaling_core.document.stretches import Stretch
 
 _IDENTIFIER = re.compile(IDENTIFIER)  # the lexer's own rule, so no name a region reads is missed
 
@@ -132,6 +135,9 @@ class RegionCache:
         #: Runs (``driver.py``): the regions of a chunk in one scope, replayed as a whole.
         self._runs: dict[tuple[Any, ...], Any] = {}
         self._next_runs: dict[tuple[Any, ...], Any] = {}
+        #: Stretches (``stretches.py``): consecutive runs replayed as one, by their first chunk's scan (its id).
+        self._stretches: dict[int, Stretch] = {}
+        self._next_stretches: dict[int, Stretch] = {}
         self._config: object = None
         self.evaluated = 0
         self.reused = 0
@@ -139,6 +145,11 @@ class RegionCache:
         self.statements = 0
         #: Regions the latest analysis looked up one by one (not replayed with their run).
         self.walked = 0
+        #: Runs looked up one by one (not replayed with a stretch, ``stretches.py``) in the latest analysis.
+        self.runs = 0
+        #: Claims and inline values that waited for names below, looked up or evaluated again (not
+        #: replayed with their run) in the latest analysis (``forward.py``).
+        self.resolved = 0
         #: The budget of the analysis under way: a region is replayed only if it still fits in it.
         self.budget: Budget | None = None
 
@@ -148,11 +159,13 @@ class RegionCache:
             self._entries = {}
             self._waiting = set()
             self._runs = {}
+            self._stretches = {}
             self._config = config
         self._next = {}
         self._next_waiting = set()
         self._next_runs = {}
-        self.evaluated = self.reused = self.statements = self.walked = 0
+        self._next_stretches = {}
+        self.evaluated = self.reused = self.statements = self.walked = self.resolved = self.runs = 0
         self.chunks.begin()
 
     def end(self) -> None:
@@ -173,6 +186,7 @@ class RegionCache:
         self._next = {}
         self._waiting, self._next_waiting = self._next_waiting, set()
         self._runs, self._next_runs = self._next_runs, {}
+        self._stretches, self._next_stretches = self._next_stretches, {}
         self.chunks.end()
 
     def abandon(self) -> None:
@@ -183,6 +197,8 @@ class RegionCache:
         self._next_waiting = set()
         self._runs.update(self._next_runs)
         self._next_runs = {}
+        self._stretches.update(self._next_stretches)
+        self._next_stretches = {}
         self.chunks.abandon()
 
     def get(self, key: tuple[Any, ...]) -> Effects | None:
@@ -216,6 +232,7 @@ class RegionCache:
 
     def get_run(self, key: tuple[Any, ...], scan: ChunkScan) -> Any:
         """The recorded run (``driver.Run``) for ``key``, if any and still of ``scan`` (and keep it)."""
+        self.runs += 1
         found = self._runs.get(key) or self._next_runs.get(key)
         if found is None or found.scan is not scan:
             return None
@@ -228,6 +245,27 @@ class RegionCache:
     def put_run(self, key: tuple[Any, ...], run: Any) -> None:
         """Record a run just walked."""
         self._next_runs[key] = run
+
+    def stretch(self, scan: ChunkScan) -> Stretch | None:
+        """The stretch that starts with the chunk of ``scan``, if any (the caller checks that it holds)."""
+        return self._stretches.get(id(scan))
+
+    def keep_stretch(self, stretch: Stretch) -> None:
+        """A stretch was replayed whole: keep it and its runs, and count its regions as reused."""
+        self._next_stretches[id(stretch.scans[0])] = stretch
+        self._next_runs.update(stretch.keyed)
+        self.reused += stretch.counted
+
+    def keep_runs(self, stretch: Stretch, count: int) -> None:
+        """The first ``count`` chunks of a stretch were replayed: keep their runs, and count their regions."""
+        for key, run in zip(stretch.keys[:count], stretch.runs[:count]):
+            if key is not None:
+                self._next_runs[key] = run
+                self.reused += run.counted
+
+    def put_stretch(self, stretch: Stretch) -> None:
+        """Record a stretch just formed (its runs are kept already)."""
+        self._next_stretches[id(stretch.scans[0])] = stretch
 
     def put(self, key: tuple[Any, ...], effects: Effects) -> None:
         """Record a freshly evaluated region's effects, unless they may not be replayed (:attr:`Effects.replayable`,

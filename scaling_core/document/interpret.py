@@ -25,10 +25,8 @@ from scaling_core.document.regions import CalcRegion, ClaimRegion, CodeSpanRegio
 from scaling_core.document.results import Binding, CheckKind, Reference, ValueResult
 from scaling_core.document.scope import RegionScope, Scope
 from scaling_core.expr import syntax as ast
-from scaling_core.expr.chain import read_code_span
 from scaling_core.expr.evaluator import Evaluator
-from scaling_core.expr.lexer import tokenize, tokenize_lines
-from scaling_core.expr.parser import parse_statements
+from scaling_core.expr.parse_memo import ParseMemo
 from scaling_core.expr.values import (
     Budget,
     EvaluationError,
@@ -83,6 +81,8 @@ class Interpreter(Checking):
             budget=self.budget or Budget(self.limits),
         )  # fmt: skip
         self.evaluator.on_name = self.record_reference
+        #: What the lexer and parser made of each text already read (drafts repeat code spans and blocks).
+        self.parsed = ParseMemo(self.registry.__contains__)  # not self.is_unit: no cycle through the memo
 
     def release(self) -> None:
         """Break the interpreter <-> evaluator cycle once the analysis is done.
@@ -155,12 +155,11 @@ class Interpreter(Checking):
     def evaluate_calc_block(self, region: CalcRegion) -> None:
         """Lex, parse and run every statement of a calc block (or of a piece of a long one, ``pieces.py``)."""
         if isinstance(region, CalcPiece):
-            tokens, problems = tokenize_lines(self.text, region.lines, region.span.end,
-                                              following=region.following, contiguous=region.contiguous)  # fmt: skip
+            lexed, statements, problems = self.parsed.block(self.text, region.lines, region.span.end,
+                                                            region.following, region.contiguous)  # fmt: skip
         else:
-            tokens, problems = tokenize_lines(self.text, region.lines, region.span.end)
-        self.out.diagnostics.extend(problems)
-        statements, problems = parse_statements(tokens, self.is_unit)
+            lexed, statements, problems = self.parsed.block(self.text, region.lines, region.span.end)
+        self.out.diagnostics.extend(lexed)
         self.out.diagnostics.extend(self.with_suggestions(d) for d in problems)
         for statement in statements:
             self.run_statement(statement)
@@ -257,13 +256,12 @@ class Interpreter(Checking):
         :meth:`evaluate` sends only the code spans that may be either (a role, or text with ``=``, ``≈`` or ``~``).
         """
         if not region.role:
-            for equation in read_code_span(region.text, region.content_span.start, self.is_unit):
+            for equation in self.parsed.code_span(region.text, region.content_span.start):
                 self.check_chain(equation)
             return
-        tokens, problems = tokenize(region.text, region.content_span.start)
-        if problems:
+        lexed, statements, problems = self.parsed.inline(region.text, region.content_span.start)
+        if lexed:
             return
-        statements, problems = parse_statements(tokens, self.is_unit)
         if problems or len(statements) != 1 or not isinstance(statements[0], ast.Show):
             self.out.diagnostics.extend(
                 problems or [make_diagnostic("S001", "{calc} needs one expression", region.content_span)]

@@ -35,13 +35,24 @@ def nodes(expr: ast.Expr) -> Iterator[ast.Expr]:
     while stack:
         node = stack.pop()
         yield node
+        kind = type(node)
+        if kind is ast.Number or kind is ast.Name:  # leaves, by far the commonest nodes (hot path)
+            continue
         children: list[ast.Expr] = []
-        for field in fields(node):
-            value = getattr(node, field.name)
+        for name in _CHILDREN.get(kind) or _children(kind):
+            value = getattr(node, name)
             for child in value if isinstance(value, tuple) else (value,):
                 if isinstance(child, _EXPRESSIONS):
                     children.append(child)
         stack.extend(reversed(children))
+
+
+def _children(kind: type) -> tuple[str, ...]:
+    """A node class's fields that may hold expressions, in order (``dataclasses.fields`` is slow on every node)."""
+    return tuple(field.name for field in fields(kind) if "Expr" in str(field.type))
+
+
+_CHILDREN = {kind: _children(kind) for kind in _EXPRESSIONS}
 
 
 def bare_unit_name(expr: ast.Expr, defined: Callable[[str], bool], registry: UnitRegistry) -> ast.Name | None:

@@ -43,7 +43,7 @@ class ProblemStatus(_Word):
 
     PASS = "pass"  # all its checks pass
     FAIL = "fail"  # a check fails or an error sits inside it
-    UNTESTED = "untested"  # no checks
+    UNTESTED = "untested"  # no checks, or none of them could be evaluated (untested values, T003)
 
 
 @dataclass(frozen=True)
@@ -183,6 +183,8 @@ class DocumentAnalysis:
     #: Where diagnostics are suppressed: (start, end, codes or None for every code), from
     #: ``<!-- margin: ... -->`` comments and ``# margin: ignore`` lines.
     suppressions: list[tuple[int, int, frozenset[str] | None]] = field(default_factory=list)
+    #: Indexes the editor's queries build once per analysis, by name (``document/lookup.py``); not a result.
+    lookups: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
 
     def line(self, offset: int) -> int:
         """1-based line of an offset."""

@@ -55,6 +55,11 @@ _GROUP_HEAD = re.compile(r"[0-9]{1,3}(?:,[0-9]{3})*")
 _GROUP_TAIL = re.compile(r"[0-9]{3}(?:\.[0-9]*)?")
 _SEPARATED_DIGITS = re.compile(r"[0-9],[0-9]{3}")
 _new_token = tuple.__new__  # NamedTuple construction without keyword handling (hot path)
+#: Operators read without the master pattern (hot path): two characters, and one character except ``.``
+#: (which may start a number, ``.5``).  The pattern tries the two-character ones first, as here.
+_TWO_CHAR_OPERATORS = {op: kind for op, kind in _OPERATORS.items() if len(op) == 2}
+_ONE_CHAR_OPERATORS = {op: kind for op, kind in _OPERATORS.items() if len(op) == 1 and op != "."}
+_OPERATOR_STARTS = frozenset(op[0] for op in _OPERATORS if op != ".")
 _OPENERS = (TokenKind.LPAREN, TokenKind.LBRACKET)
 _CLOSERS = (TokenKind.RPAREN, TokenKind.RBRACKET)
 
@@ -141,10 +146,27 @@ def _lex(text: str, base: int, tokens: list[Token], diagnostics: list[Diagnostic
     match_token = _TOKEN.match
     new = _new_token
     while pos < length:
-        if text[pos] == " ":  # the commonest separator, skipped without a regex match (hot path)
+        char = text[pos]
+        if char == " ":  # the commonest separator, skipped without a regex match (hot path)
             pos += 1
             spaced = True
             continue
+        if char in _OPERATOR_STARTS:  # an operator, read without a regex match (hot path)
+            op = text[pos : pos + 2]
+            token_kind = _TWO_CHAR_OPERATORS.get(op)
+            if token_kind is None:
+                op = char
+                token_kind = _ONE_CHAR_OPERATORS.get(char)
+            if token_kind is not None:
+                end = pos + len(op)
+                tokens.append(new(Token, (token_kind, op, new(Span, (base + pos, base + end)), 0.0, "", spaced)))
+                if token_kind in _OPENERS:
+                    depth += 1
+                elif token_kind in _CLOSERS:
+                    depth = max(depth - 1, 0)
+                spaced = False
+                pos = end
+                continue
         match = match_token(text, pos)
         if match is None:
             pos = _bad_character(text, pos, base, diagnostics)

@@ -24,6 +24,8 @@ Grammar (one statement per line; newlines inside brackets are ignored)::
 
 A statement that fails to parse yields one S001 diagnostic at the offending
 token and parsing resumes at the next line, so one typo hides nothing else.
+The token cursor and the rules ``convert``, ``tolerance``, ``unit`` and
+``factor`` are in :mod:`scaling_core.expr.unit_grammar`.
 Code spans are split into links by :mod:`scaling_core.expr.chain`, each parsed as a claim expression.
 """
 
@@ -32,11 +34,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from scaling_core.diagnostics import Diagnostic, make_diagnostic
+from scaling_core.diagnostics import Diagnostic
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.tokens import Token, TokenKind, canonical_comparison
+from scaling_core.expr.unit_grammar import MAX_DEPTH, ParseError, UnitGrammar
 from scaling_core.text import Span
-from scaling_core.units.dimension import MAX_EXPONENT
 
 #: Dtype names accepted in shape literals, with their size in bytes.
 DTYPE_BYTES: dict[str, float] = {
@@ -47,7 +49,7 @@ DTYPE_BYTES: dict[str, float] = {
     "int4": 0.5, "i4": 0.5, "fp4": 0.5, "nf4": 0.5,
 }  # fmt: skip
 
-MAX_DEPTH = 64
+_new_span = tuple.__new__  # Span construction without NamedTuple's Python-level __new__ (hot path)
 _UNIT_FOLLOWERS = (TokenKind.NUMBER, TokenKind.RPAREN, TokenKind.RBRACKET)
 _LEAVES = (TokenKind.NUMBER, TokenKind.IDENT)
 _ADD_OPS = (TokenKind.PLUS, TokenKind.MINUS)
@@ -60,70 +62,17 @@ _LEAF_FOLLOWERS = (
 )  # fmt: skip
 
 
-class _ParseError(Exception):
-    def __init__(self, diagnostic: Diagnostic) -> None:
-        super().__init__(diagnostic.message)
-        self.diagnostic = diagnostic
-
-
-class Parser:
-    """Recursive-descent parser over one token list."""
-
-    def __init__(self, tokens: list[Token], is_unit: Callable[[str], bool]) -> None:
-        self.tokens = tokens
-        self.pos = 0
-        self.is_unit = is_unit
-        self.depth = 0
-
-    # -- token helpers -------------------------------------------------------
-    @property
-    def current(self) -> Token:
-        """The token at the cursor."""
-        return self.tokens[self.pos]
-
-    def peek(self, ahead: int = 1) -> Token:
-        """The token ``ahead`` places after the cursor."""
-        return self.tokens[min(self.pos + ahead, len(self.tokens) - 1)]
-
-    def advance(self) -> Token:
-        """Consume and return the current token."""
-        token = self.tokens[self.pos]
-        if token.kind is not TokenKind.EOF:
-            self.pos += 1
-        return token
-
-    def at(self, *kinds: TokenKind) -> bool:
-        """Whether the current token is of one of ``kinds``."""
-        return self.tokens[self.pos].kind in kinds
-
-    def expect(self, kind: TokenKind, what: str) -> Token:
-        """Consume a token of ``kind`` or fail with 'expected …'."""
-        if self.current.kind is not kind:
-            raise self.error(f"expected {what}, found {self.describe(self.current)}")
-        return self.advance()
-
-    def error(self, message: str, span: Span | None = None) -> _ParseError:
-        """An S001 parse error at the current token (or ``span``)."""
-        return _ParseError(make_diagnostic("S001", message, span or self.current.span))
-
-    @staticmethod
-    def describe(token: Token) -> str:
-        """A token as named in messages."""
-        if token.kind in (TokenKind.EOF, TokenKind.NEWLINE):
-            return str(token.kind.value)
-        return f"'{token.text}'"
-
-    def at_statement_end(self) -> bool:
-        """Whether the statement ends here (line end or input end)."""
-        return self.at(TokenKind.NEWLINE, TokenKind.EOF)
+class Parser(UnitGrammar):
+    """Recursive-descent parser over one token list: statements and expressions."""
 
     # -- statements ----------------------------------------------------------
     def statements(self) -> tuple[list[ast.Statement], list[Diagnostic]]:
         """Parse every statement, recovering at line ends."""
         statements: list[ast.Statement] = []
         diagnostics: list[Diagnostic] = []
-        while not self.at(TokenKind.EOF):
-            if self.at(TokenKind.NEWLINE):
+        tokens = self.tokens
+        while (kind := tokens[self.pos].kind) is not TokenKind.EOF:
+            if kind is TokenKind.NEWLINE:
                 self.advance()
                 continue
             self.depth = 0
@@ -131,84 +80,60 @@ class Parser:
                 statements.append(self.statement())
                 if not self.at_statement_end():
                     raise self.error(f"unexpected {self.describe(self.current)} after the statement")
-            except _ParseError as failure:
+            except ParseError as failure:
                 diagnostics.append(failure.diagnostic)
                 while not self.at_statement_end():
                     self.advance()
         return statements, diagnostics
 
     def statement(self) -> ast.Statement:
-        """Grammar rule ``statement``."""
-        start = self.current.span.start
-        if (
-            self.current.kind is TokenKind.IDENT
-            and self.current.text == "import"
-            and self.peek().kind is TokenKind.STRING
-        ):
+        """Grammar rule ``statement`` (never called at a line end or the end of input: a token follows)."""
+        tokens, pos = self.tokens, self.pos
+        first = tokens[pos]
+        start = first.span.start
+        following = tokens[pos + 1].kind if first.kind is TokenKind.IDENT else None
+        if following is TokenKind.STRING and first.text == "import":
             self.advance()
             path = self.advance()
             return ast.Import(path.text, Span(start, path.span.end), path.span)
-        if self.current.kind is TokenKind.IDENT and self.peek().kind is TokenKind.ASSIGN:
-            name = self.advance()
-            self.advance()
+        if following is TokenKind.ASSIGN:
+            self.pos = pos + 2
             expr = self.expression()
             convert = self.convert()
-            return ast.Definition(name.text, name.span, expr, convert, Span(start, self.last_end()))
+            return ast.Definition(first.text, first.span, expr, convert, _new_span(Span, (start, self.last_end())))
         left = self.expression()
-        if self.at(TokenKind.COMPARE):
+        if self.tokens[self.pos].kind is TokenKind.COMPARE:
             op = self.advance()
             right = self.expression()
             tolerance = self.tolerance()
             return ast.Check(
-                left, canonical_comparison(op.text), right, tolerance, Span(start, self.last_end()), op.span
+                left,
+                canonical_comparison(op.text),
+                right,
+                tolerance,
+                _new_span(Span, (start, self.last_end())),
+                op.span,
             )
-        if self.at(TokenKind.ASSIGN):
+        if self.tokens[self.pos].kind is TokenKind.ASSIGN:
             raise self.error("'=' defines a name; to check a value write '==' or '≈'")
         convert = self.convert()
-        return ast.Show(left, convert, Span(start, self.last_end()))
-
-    def last_end(self) -> int:
-        """The end offset of the last consumed token."""
-        return self.tokens[self.pos - 1].span.end if self.pos else self.current.span.start
-
-    def convert(self) -> ast.UnitExpr | None:
-        """Grammar rule ``convert``: an optional ``-> unit``."""
-        if not self.at(TokenKind.ARROW):
-            return None
-        self.advance()
-        if not self.at(TokenKind.IDENT, TokenKind.PERCENT):
-            raise self.error(f"expected a unit after '->', found {self.describe(self.current)}")
-        return self.unit(require_known=False)
-
-    def tolerance(self) -> ast.Tolerance | None:
-        """Grammar rule ``tolerance``: an optional ``± tol``."""
-        if not self.at(TokenKind.PLUSMINUS):
-            return None
-        start = self.advance().span.start
-        expr = self.expression()
-        span = Span(start, self.last_end())
-        if isinstance(expr, ast.WithUnit) and isinstance(expr.operand, ast.Number):
-            factors = expr.unit.factors
-            if len(factors) == 1 and factors[0].spelling in ("%", "percent") and factors[0].exponent == 1:
-                return ast.Tolerance(span, relative=expr.operand.value / 100)
-        return ast.Tolerance(span, absolute=expr)
+        return ast.Show(left, convert, _new_span(Span, (start, self.last_end())))
 
     # -- expressions ---------------------------------------------------------
-    def deeper(self, span: Span) -> None:
-        """Enter one more level of nesting (a group, a unary sign, a power): E003 beyond :data:`MAX_DEPTH`."""
-        self.depth += 1
-        if self.depth > MAX_DEPTH:
-            raise _ParseError(make_diagnostic("E003", f"expression nested more than {MAX_DEPTH} deep", span))
-
     def expression(self) -> ast.Expr:
         """Grammar rule ``expr`` (bounded nesting)."""
-        self.deeper(self.current.span)
+        self.depth += 1
+        if self.depth > MAX_DEPTH:  # as deeper(), inline (hot path)
+            self.depth -= 1
+            self.deeper(self.tokens[self.pos].span)
         try:
             left = self.term()
             while self.tokens[self.pos].kind in _ADD_OPS:
                 op = self.advance()
                 right = self.term()
-                left = ast.Binary(op.kind.value, left, right, Span(left.span.start, right.span.end), op.span)
+                left = ast.Binary(
+                    op.kind.value, left, right, _new_span(Span, (left.span.start, right.span.end)), op.span
+                )
             return left
         finally:
             self.depth -= 1
@@ -217,10 +142,11 @@ class Parser:
         """Grammar rule ``term``."""
         left = self.unary()
         while self.tokens[self.pos].kind in _MUL_OPS:
-            op = self.advance()
+            op = self.tokens[self.pos]  # not the end of input: advanced past without advance() (hot path)
+            self.pos += 1
             symbol = "/" if op.kind is TokenKind.SLASH else "*"
             right = self.unary()
-            left = ast.Binary(symbol, left, right, Span(left.span.start, right.span.end), op.span)
+            left = ast.Binary(symbol, left, right, _new_span(Span, (left.span.start, right.span.end)), op.span)
         return left
 
     def unary(self) -> ast.Expr:
@@ -239,7 +165,7 @@ class Parser:
                 operand = self.unary()
             finally:
                 self.depth -= 1
-            return ast.Unary(op.kind.value, operand, Span(op.span.start, operand.span.end))
+            return ast.Unary(op.kind.value, operand, _new_span(Span, (op.span.start, operand.span.end)))
         return self.with_unit()
 
     def with_unit(self) -> ast.Expr:
@@ -255,7 +181,7 @@ class Parser:
             following.kind is TokenKind.PERCENT or (following.kind is TokenKind.IDENT and self.starts_unit())
         ):
             unit = self.unit(require_known=True)
-            return ast.WithUnit(operand, unit, Span(operand.span.start, unit.span.end))
+            return ast.WithUnit(operand, unit, _new_span(Span, (operand.span.start, unit.span.end)))
         if following.kind is TokenKind.IDENT and self.is_unit(following.text) and self.peek().kind in _LEAF_FOLLOWERS:
             raise self.error(
                 f"'{following.text}' is a unit: write it after a number ('1 {following.text}') or multiply by one"
@@ -275,11 +201,11 @@ class Parser:
             self.deeper(op.span)  # `2 ** 2 ** 2 …` nests to the right (a failed statement resets the depth)
             exponent = self.exponent()
             self.depth -= 1
-            return ast.Binary("**", base, exponent, Span(base.span.start, exponent.span.end), op.span)
+            return ast.Binary("**", base, exponent, _new_span(Span, (base.span.start, exponent.span.end)), op.span)
         if kind is TokenKind.SUPERSCRIPT:
             sup = self.advance()
             exponent = ast.Number(sup.value, sup.text, sup.span)
-            return ast.Binary("**", base, exponent, Span(base.span.start, sup.span.end), sup.span)
+            return ast.Binary("**", base, exponent, _new_span(Span, (base.span.start, sup.span.end)), sup.span)
         return base
 
     def exponent(self) -> ast.Expr:
@@ -351,47 +277,6 @@ class Parser:
             return ast.ListExpr(items, Span(token.span.start, self.last_end()))
         raise self.error(f"expected a number, name or '(', found {self.describe(token)}")
 
-    def unit(self, *, require_known: bool) -> ast.UnitExpr:
-        """Grammar rule ``unit``."""
-        factors = [self.unit_factor(1, require_known)]
-        while self.at(TokenKind.SLASH, TokenKind.MIDDOT) and not self.current.spaced:
-            following = self.peek()
-            if following.spaced or following.kind not in (TokenKind.IDENT, TokenKind.PERCENT):
-                break
-            if require_known and not self.is_unit(following.text):
-                break
-            sign = -1 if self.advance().kind is TokenKind.SLASH else 1
-            factors.append(self.unit_factor(sign, require_known))
-        return ast.UnitExpr(tuple(factors), Span(factors[0].span.start, factors[-1].span.end))
-
-    def unit_factor(self, sign: int, require_known: bool) -> ast.UnitFactor:
-        """Grammar rule ``factor`` of a unit."""
-        token = self.advance()
-        if require_known and token.kind is TokenKind.IDENT and not self.is_unit(token.text):
-            raise _ParseError(_unknown_unit(token))
-        exponent = 1
-        if self.at(TokenKind.SUPERSCRIPT):
-            sup = self.advance()
-            if abs(sup.value) > MAX_EXPONENT:  # `s⁹⁹⁹⁹…`: its value may be infinite
-                raise _ParseError(make_diagnostic("E003", f"a unit exponent beyond ±{MAX_EXPONENT}", sup.span))
-            exponent = int(sup.value)
-        elif self.at(TokenKind.POWER) and self.peek().kind in (TokenKind.NUMBER, TokenKind.MINUS):
-            self.advance()
-            negative = self.at(TokenKind.MINUS) and bool(self.advance())
-            number = self.expect(TokenKind.NUMBER, "an integer exponent")
-            if abs(number.value) > MAX_EXPONENT:
-                raise _ParseError(make_diagnostic("E003", f"a unit exponent beyond ±{MAX_EXPONENT}", number.span))
-            if not number.value.is_integer():
-                raise self.error("a unit exponent must be an integer", number.span)
-            exponent = -int(number.value) if negative else int(number.value)
-        end = self.tokens[self.pos - 1].span.end
-        return ast.UnitFactor(token.text, sign * exponent, Span(token.span.start, end))
-
-
-def _unknown_unit(token: Token) -> Diagnostic:
-    # The did-you-mean is added by the interpreter, which owns the registry (the spelling is the span's text).
-    return make_diagnostic("N002", f"unknown unit '{token.text}' after a number", token.span)
-
 
 def parse_statements(
     tokens: list[Token], is_unit: Callable[[str], bool]
@@ -417,6 +302,6 @@ def parse_claim_expression(
         tolerance = parser.tolerance()
         if not parser.at(TokenKind.EOF):
             raise parser.error(f"unexpected {parser.describe(parser.current)} in the claim")
-    except _ParseError as failure:
+    except ParseError as failure:
         return None, None, failure.diagnostic
     return expr, tolerance, None

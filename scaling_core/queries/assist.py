@@ -10,6 +10,7 @@ from scaling_core.expr.functions import FUNCTIONS
 from scaling_core.expr.values import Record
 from scaling_core.formulas import LIBRARY
 from scaling_core.hardware.catalog import FIELDS
+from scaling_core.queries.completion import Completion, name_completions
 from scaling_core.units.display import format_quantity
 from scaling_core.units.registry import default_registry
 from scaling_core.xla_calls import DOCS as TRUSTED_DOCS
@@ -23,16 +24,6 @@ COMMON_UNITS = ("s", "ms", "us", "ns", "min", "h", "days", "byte", "kB", "MB", "
 
 
 @dataclass(frozen=True)
-class Completion:
-    """One completion item."""
-
-    label: str
-    kind: str  # "variable", "field", "function", "unit", "chip"
-    detail: str
-    documentation: str = ""
-
-
-@dataclass(frozen=True)
 class Signature:
     """Signature help: the call's signature, its documentation and the active parameter."""
 
@@ -42,8 +33,10 @@ class Signature:
     active: int
 
 
-def completions(analysis: DocumentAnalysis, offset: int) -> list[Completion]:
-    """What may be typed at ``offset``: fields after ``chip.``, units after a number, else names."""
+def completions(analysis: DocumentAnalysis, offset: int, limit: int | None = None) -> list[Completion]:
+    """What may be typed at ``offset``: fields after ``chip.``, units after a number, else names
+    (``completion.py``).  With ``limit``, at most ``limit + 1`` names: more than ``limit`` says the list is cut.
+    """
     before = analysis.text[analysis.index.line_start_at(offset) : offset]
     field = _FIELD_PREFIX.search(before)
     if field is not None:
@@ -59,22 +52,7 @@ def completions(analysis: DocumentAnalysis, offset: int) -> list[Completion]:
             Completion(s, "unit", "unit") for s in registry.spellings()
             if s.startswith(word.group(2)) and word.group(2) and s not in COMMON_UNITS
         ][:50]  # fmt: skip
-    items: dict[str, Completion] = {}
-    for binding in analysis.bindings:
-        if binding.span.start < offset:
-            items[binding.name] = Completion(binding.name, "variable", binding.source)
-    for name, binding in analysis.exports.items():
-        items.setdefault(name, Completion(name, "variable", binding.source))
-    for name, record in analysis.records.items():
-        items.setdefault(name, Completion(name, "chip", record.title))
-    for name, (_low, _high, doc, _impl) in FUNCTIONS.items():
-        items.setdefault(name, Completion(name, "function", doc))
-    for name, formula in LIBRARY.items():
-        items.setdefault(name, Completion(name, "function", formula.signature, f"{formula.doc}\n\n{formula.source}"))
-    for name, doc in TRUSTED_DOCS.items():  # xla_cost, comm_bytes: answered by trusted code
-        items.setdefault(name, Completion(name, "function", SIGNATURES[name], doc))
-    prefix = word.group(2) if word else ""
-    return [item for item in items.values() if item.label.startswith(prefix)]
+    return name_completions(analysis, offset, word.group(2) if word else "", limit)
 
 
 def signature_at(analysis: DocumentAnalysis, offset: int) -> Signature | None:

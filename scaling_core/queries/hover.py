@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable
 
 from scaling_core.document.derivation import check_derivation, code, derivation_at, escape, show
+from scaling_core.document.lookup import checks_index
 from scaling_core.document.results import CheckResult, CheckStatus, DocumentAnalysis
 from scaling_core.formulas import LIBRARY
 from scaling_core.queries.assist import field_documentation
@@ -33,10 +34,10 @@ def hover_at(analysis: DocumentAnalysis, offset: int, coverage: Callable[[], Fil
     """
     word = _word_at(analysis.text, offset)
     if word is not None:
-        text = _chip_field(analysis, word) or _formula(word)
+        text = _chip_field(analysis, word) or _formula(word) or _measured(analysis, word, offset)
         if text:
             return text
-    check = next((c for c in analysis.checks if c.span.contains(offset)), None)
+    check = checks_index(analysis).first_holding(offset)
     if check is not None:
         return _check(analysis, check)
     binding = binding_at(analysis, offset)
@@ -75,6 +76,15 @@ def _chip_field(analysis: DocumentAnalysis, word: str) -> str | None:
     written = f" (written {code(record.texts[field])})" if field in record.texts else ""
     return (f"**`{word}`** = **{format_quantity(record.fields[field], 4)}**{written}\n\n{meaning}\n\n"
             f"Source: {record.sources.get(field, '')}{note}\n")  # fmt: skip
+
+
+def _measured(analysis: DocumentAnalysis, word: str, offset: int) -> str | None:
+    """On a ``measure_*`` call's name: what the measurement cache has for it (``queries/measured.py``)."""
+    if not word.startswith("measure"):
+        return None
+    from scaling_core.queries.measured import measurement_hover  # only for drafts that measure
+
+    return measurement_hover(analysis, offset)
 
 
 def _formula(word: str) -> str | None:

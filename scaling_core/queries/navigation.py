@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from scaling_core.document.lookup import bindings_index, references_index
 from scaling_core.document.results import Binding, DocumentAnalysis
 from scaling_core.text import Span
 
@@ -29,13 +30,11 @@ def _same(a: Binding, b: Binding) -> bool:
 
 def binding_at(analysis: DocumentAnalysis, offset: int) -> Binding | None:
     """The definition named at ``offset``: on a definition's name or on a use of it."""
-    for binding in analysis.bindings:
-        if binding.span.contains(offset):
-            return binding
-    for reference in analysis.references:
-        if reference.span.contains(offset):
-            return reference.binding
-    return None
+    binding = bindings_index(analysis).first_holding(offset)
+    if binding is not None:
+        return binding
+    reference = references_index(analysis).first_holding(offset)
+    return reference.binding if reference is not None else None
 
 
 def references_to(analysis: DocumentAnalysis, target: Binding, *, include_definition: bool = True) -> list[Span]:

@@ -1,6 +1,10 @@
 """The language server's life cycle: :func:`create_server` builds a :class:`MarginServer`
 and registers the session handlers (initialize, settings, shutdown, server stats) here and
 the document features from :mod:`server.lsp.features`.
+
+Start-up answers ``initialize`` with the protocol loaded and nothing else; the
+engine, the state and the client's root and settings come right after that
+answer (:func:`load_engine`; docs/editors.md, "How it stays fast").
 """
 
 from __future__ import annotations
@@ -15,7 +19,6 @@ from lsprotocol import types
 
 from server import code_cache
 from server.lsp import features, loop_monitor
-from server.lsp.documents import uri_to_path
 from server.lsp.server import SERVER_STATS, MarginServer
 
 log = logging.getLogger(__name__)
@@ -41,15 +44,13 @@ def watch_parent(pid: int | None, interval_s: float = 2.0) -> None:
 
 def create_server() -> MarginServer:
     """A server with every feature registered."""
-    server = MarginServer()
+    server = MarginServer(load_engine)
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: MarginServer, params: types.InitializeParams) -> None:
-        root = params.root_uri or (params.workspace_folders[0].uri if params.workspace_folders else None)
-        ls.state.set_root(Path(uri_to_path(root)) if root else None)
+        ls.initialize_params = params  # its root and settings: applied by load_engine, right after the answer
         text_document = params.capabilities.text_document
         ls.pull = bool(text_document and text_document.diagnostic)
-        ls.apply_settings(params.initialization_options)
         watch_parent(params.process_id)
 
     @server.feature(types.INITIALIZED)
@@ -91,6 +92,20 @@ def create_server() -> MarginServer:
 
     features.register(server)
     return server
+
+
+def load_engine(ls: MarginServer) -> None:
+    """The engine side of start-up: the handlers' engine names, the state, the client's root and settings."""
+    from server.lsp.documents import uri_to_path
+    from server.lsp.state import State
+
+    features.load_engine()
+    ls.state = State(ls.push, ls.analysis_failed)
+    params = ls.initialize_params
+    if params is not None:
+        root = params.root_uri or (params.workspace_folders[0].uri if params.workspace_folders else None)
+        ls.state.set_root(Path(uri_to_path(root)) if root else None)
+        ls.apply_settings(params.initialization_options)
 
 
 async def _fetch_settings(ls: MarginServer) -> None:

@@ -2,8 +2,9 @@
 
 A ``didChange`` on a 20 MB draft must not copy 20 MB and index 400,000 lines
 again per keystroke (measured: 11 ms for the copy alone; a burst of 1,000
-keystrokes spent 74 s).  :class:`TextBuffer` keeps the text as pieces (the
-last whole text, and what edits put between its parts) and its line starts
+keystrokes spent 74 s).  :class:`TextBuffer` keeps the text as pieces (views
+of the last whole text, which an edit never copies, and what edits put between
+them) and its line starts
 in blocks of about :data:`BLOCK` lines, each block relative to its own start:
 an edit re-reads the lines it touches and moves the starts of the blocks
 after it.  Every edit makes a new buffer that shares what did not change, so
@@ -92,24 +93,29 @@ class Lines:
 
 
 class TextBuffer:
-    """One version of a document's text: pieces (joined when read) and their :class:`Lines`."""
+    """One version of a document's text: pieces (joined when read) and their :class:`Lines`.
+
+    A piece is a view ``(source, low, high)``: ``source[low:high]``, sliced only
+    when the text is joined, so an edit never copies the parts it leaves alone
+    (a keystroke after an analysis joined 20 MB would otherwise copy it again).
+    """
 
     __slots__ = ("_pieces", "_ends", "_text", "length", "lines")
 
     def __init__(self, text: str, lines: Lines | None = None) -> None:
-        self._pieces: tuple[str, ...] = (text,)
+        self._pieces: tuple[tuple[str, int, int], ...] = ((text, 0, len(text)),)
         self._ends = [len(text)]
         self._text: str | None = text
         self.length = len(text)
         self.lines = lines if lines is not None else Lines.of(LineIndex(text).line_starts)
 
     @classmethod
-    def _made(cls, pieces: list[str], lines: Lines) -> TextBuffer:
+    def _made(cls, pieces: list[tuple[str, int, int]], lines: Lines) -> TextBuffer:
         buffer = cls.__new__(cls)
         buffer._pieces = tuple(pieces)
         ends, total = [], 0
-        for piece in pieces:
-            total += len(piece)
+        for _source, low, high in pieces:
+            total += high - low
             ends.append(total)
         buffer._ends, buffer._text, buffer.length, buffer.lines = ends, None, total, lines
         return buffer
@@ -124,7 +130,12 @@ class TextBuffer:
         """The whole text (joined on first read)."""
         text = self._text
         if text is None:
-            text = self._text = "".join(self._pieces)
+            pieces = self._pieces
+            if len(pieces) == 1 and pieces[0][1] == 0 and pieces[0][2] == len(pieces[0][0]):
+                text = pieces[0][0]
+            else:
+                text = "".join([source[low:high] for source, low, high in pieces])
+            self._text = text
         return text
 
     def slice(self, start: int, end: int) -> str:
@@ -138,8 +149,9 @@ class TextBuffer:
         first = bisect.bisect_right(ends, start)
         out = []
         for number in range(first, len(pieces)):
-            begin = ends[number] - len(pieces[number])
-            out.append(pieces[number][max(0, start - begin) : end - begin])
+            source, low, high = pieces[number]
+            begin = ends[number] - (high - low)
+            out.append(source[low + max(0, start - begin) : low + min(end, ends[number]) - begin])
             if ends[number] >= end:
                 break
         return "".join(out)
@@ -160,28 +172,42 @@ class TextBuffer:
         new_lines = lines.replaced(first + 1, last, starts, delta)
         return TextBuffer._made(self._edited(start, end, new), new_lines)
 
-    def _edited(self, start: int, end: int, new: str) -> list[str]:
-        """The pieces with ``[start, end)`` replaced by ``new``, small neighbours joined."""
-        pieces, ends = self._pieces, self._ends
+    def _edited(self, start: int, end: int, new: str) -> list[tuple[str, int, int]]:
+        """The pieces with ``[start, end)`` replaced by ``new``, small neighbours joined (views are not copied)."""
+        pieces: tuple[tuple[str, int, int], ...] = self._pieces
+        ends = self._ends
         if self._text is not None:
-            pieces, ends = (self._text,), [len(self._text)]
+            pieces, ends = ((self._text, 0, len(self._text)),), [len(self._text)]
         first = min(bisect.bisect_right(ends, start), len(pieces) - 1)
         last = min(bisect.bisect_left(ends, end), len(pieces) - 1)
-        first_begin = ends[first] - len(pieces[first])
-        last_begin = ends[last] - len(pieces[last])
-        left = pieces[first][: start - first_begin]
-        right = pieces[last][end - last_begin :]
+        source, low, high = pieces[first]
+        left = (source, low, low + start - (ends[first] - (high - low)))
+        source, low, high = pieces[last]
+        right = (source, low + end - (ends[last] - (high - low)), high)
         before, after = list(pieces[:first]), list(pieces[last + 1 :])
         middle = new
-        if len(left) + len(middle) <= _SMALL:
-            middle, left = left + middle, ""
-            if before and len(before[-1]) + len(middle) <= _SMALL:
-                middle = before.pop() + middle
-        if len(right) + len(middle) <= _SMALL:
-            middle, right = middle + right, ""
-            if after and len(after[0]) + len(middle) <= _SMALL:
-                middle = middle + after.pop(0)
-        return [piece for piece in (*before, left, middle, right, *after) if piece] or [""]
+        if _size(left) + len(middle) <= _SMALL:
+            middle, left = _read(left) + middle, _EMPTY
+            if before and _size(before[-1]) + len(middle) <= _SMALL:
+                middle = _read(before.pop()) + middle
+        if _size(right) + len(middle) <= _SMALL:
+            middle, right = middle + _read(right), _EMPTY
+            if after and _size(after[0]) + len(middle) <= _SMALL:
+                middle = middle + _read(after.pop(0))
+        edited = [piece for piece in (*before, left, (middle, 0, len(middle)), right, *after) if piece[2] > piece[1]]
+        return edited or [_EMPTY]
+
+
+_EMPTY = ("", 0, 0)
+
+
+def _size(piece: tuple[str, int, int]) -> int:
+    return piece[2] - piece[1]
+
+
+def _read(piece: tuple[str, int, int]) -> str:
+    source, low, high = piece
+    return source[low:high]
 
 
 class BufferIndex(LineIndex):

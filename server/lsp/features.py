@@ -3,6 +3,11 @@
 A request about one document starts the same way everywhere: wait for the
 analysis of its current version, answer "nothing" when it is not open.  That
 preamble is :func:`_on_snapshot`, once; the handler gets a :class:`Snapshot`.
+
+Registering the handlers needs no engine: the names they use from it are bound
+by :func:`load_engine` right after ``initialize`` is answered, so that answer
+comes without loading the engine (docs/editors.md, "How it stays fast").  An
+engine-side import goes in both lists there, never at the top of the module.
 """
 
 from __future__ import annotations
@@ -11,22 +16,54 @@ import asyncio
 import functools
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 
 from lsprotocol import types
 
-from scaling_core import DocumentAnalysis, LineIndex, Span
-from scaling_core.queries.actions import code_actions
-from scaling_core.queries.assist import completions, signature_at
-from scaling_core.queries.coverage import FileCoverage, document_coverage
-from scaling_core.queries.coverage_views import heading_lenses
-from scaling_core.queries.hover import hover_at
-from scaling_core.queries.navigation import Symbol, binding_at, document_symbols, is_valid_name, references_to
 from server.collector import collector_paused
-from server.lsp.convert import PositionConverter
-from server.lsp.documents import Document, InvalidEdit, apply_changes, path_to_uri, whole_text_again
+from server.lsp import measure_features
 from server.lsp.server import MarginServer
-from server.workspace import Project, discover, read_text
+
+if TYPE_CHECKING:  # the engine side: bound at run time by load_engine() below, with the same imports
+    from scaling_core import DocumentAnalysis, LineIndex, Span
+    from scaling_core.document.lookup import checks_index, values_index
+    from scaling_core.queries.actions import code_actions
+    from scaling_core.queries.assist import completions, signature_at
+    from scaling_core.queries.completion import LIMIT
+    from scaling_core.queries.coverage import FileCoverage
+    from scaling_core.queries.coverage_views import heading_lenses
+    from scaling_core.queries.hover import hover_at
+    from scaling_core.queries.navigation import Symbol, binding_at, document_symbols, is_valid_name, references_to
+    from server.lsp.convert import PositionConverter
+    from server.lsp.documents import Document, InvalidEdit, apply_changes, path_to_uri, whole_text_again
+    from server.lsp.workspace_check import check_workspace
+    from server.workspace import read_text
+
+
+def load_engine() -> None:
+    """Bind the engine names the handlers use, once ``initialize`` is answered (never at start-up).
+
+    The same imports as under ``TYPE_CHECKING`` above (tests/lsp/test_startup.py
+    checks); no handler runs before this (:meth:`MarginServer.load_engine`).
+    """
+    global DocumentAnalysis, LineIndex, Span, checks_index, values_index, code_actions, completions
+    global signature_at, LIMIT, FileCoverage, heading_lenses, hover_at, Symbol, binding_at
+    global document_symbols, is_valid_name, references_to, PositionConverter, Document, InvalidEdit
+    global apply_changes, path_to_uri, whole_text_again, check_workspace, read_text
+    from scaling_core import DocumentAnalysis, LineIndex, Span
+    from scaling_core.document.lookup import checks_index, values_index
+    from scaling_core.queries.actions import code_actions
+    from scaling_core.queries.assist import completions, signature_at
+    from scaling_core.queries.completion import LIMIT
+    from scaling_core.queries.coverage import FileCoverage
+    from scaling_core.queries.coverage_views import heading_lenses
+    from scaling_core.queries.hover import hover_at
+    from scaling_core.queries.navigation import Symbol, binding_at, document_symbols, is_valid_name, references_to
+    from server.lsp.convert import PositionConverter
+    from server.lsp.documents import Document, InvalidEdit, apply_changes, path_to_uri, whole_text_again
+    from server.lsp.workspace_check import check_workspace
+    from server.workspace import read_text
+
 
 _Result = TypeVar("_Result")
 
@@ -86,6 +123,7 @@ def _none() -> None:
 
 def register(server: MarginServer) -> None:
     """Register every feature on ``server``."""
+    measure_features.register(server)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: MarginServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -151,7 +189,7 @@ def register(server: MarginServer) -> None:
     async def workspace_diagnostic(
         ls: MarginServer, params: types.WorkspaceDiagnosticParams
     ) -> types.WorkspaceDiagnosticReport:
-        return types.WorkspaceDiagnosticReport(items=await _check_workspace(ls, params.work_done_token))
+        return types.WorkspaceDiagnosticReport(items=await check_workspace(ls, params.work_done_token))
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @_on_snapshot(_none)
@@ -165,17 +203,9 @@ def register(server: MarginServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
     @_on_snapshot(list)
     async def inlay_hint(ls: MarginServer, params: types.InlayHintParams, snapshot: Snapshot) -> list[types.InlayHint]:
-        _document, analysis, converter = snapshot
+        # Off the event loop: the first request about a version indexes its values and checks (lookup.py).
         wanted = snapshot.span(params.range)
-        hints = []
-        for value in analysis.values:
-            if wanted.start <= value.span.end <= wanted.end:
-                label = f" {value.display}" if value.inline else f"  = {value.display}"
-                hints.append(types.InlayHint(converter.position(value.span.end), label, types.InlayHintKind.Type))
-        for check in analysis.checks:
-            if check.kind == "claim" and check.status == "pass" and wanted.start <= check.span.end <= wanted.end:
-                hints.append(types.InlayHint(converter.position(check.span.end), " ✓", tooltip=check.message))
-        return hints
+        return await asyncio.get_running_loop().run_in_executor(None, _inlay_hints, snapshot, wanted)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
@@ -202,15 +232,17 @@ def register(server: MarginServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=["."]))
     @_on_snapshot(list)
-    async def completion(
-        ls: MarginServer, params: types.CompletionParams, snapshot: Snapshot
-    ) -> list[types.CompletionItem]:
-        return [
+    async def completion(ls: MarginServer, params: types.CompletionParams, snapshot: Snapshot) -> types.CompletionList:
+        # Off the event loop: the first request about a version indexes its names (completion.py).
+        offset = snapshot.offset(params.position)
+        found = await asyncio.get_running_loop().run_in_executor(None, completions, snapshot.analysis, offset, LIMIT)
+        items = [
             types.CompletionItem(
                 c.label, kind=_COMPLETION_KIND[c.kind], detail=c.detail, documentation=c.documentation or None
             )
-            for c in completions(snapshot.analysis, snapshot.offset(params.position))
+            for c in found[:LIMIT]
         ]
+        return types.CompletionList(is_incomplete=len(found) > LIMIT, items=items)  # more: asked again as typed
 
     @server.feature(types.TEXT_DOCUMENT_SIGNATURE_HELP, types.SignatureHelpOptions(trigger_characters=["(", ","]))
     @_on_snapshot(_none)
@@ -275,7 +307,21 @@ def register(server: MarginServer) -> None:
         if ls.state.config.coverage_lenses:
             found += heading_lenses(await _coverage(ls, snapshot))
         found.sort(key=lambda lens: lens[0].start)
-        return [types.CodeLens(converter.range(span), types.Command(title, "")) for span, title in found]
+        lenses = [types.CodeLens(converter.range(span), types.Command(title, "")) for span, title in found]
+        return lenses + measure_features.lenses(ls, snapshot.document, analysis, converter)  # "Run measurement"
+
+
+def _inlay_hints(snapshot: Snapshot, wanted: Span) -> list[types.InlayHint]:
+    """The values and passing claims that end in ``wanted``, as inlay hints."""
+    analysis, converter = snapshot.analysis, snapshot.converter
+    hints = []
+    for value in values_index(analysis).ending_between(wanted.start, wanted.end):
+        label = f" {value.display}" if value.inline else f"  = {value.display}"
+        hints.append(types.InlayHint(converter.position(value.span.end), label, types.InlayHintKind.Type))
+    for check in checks_index(analysis).ending_between(wanted.start, wanted.end):
+        if check.kind == "claim" and check.status == "pass":
+            hints.append(types.InlayHint(converter.position(check.span.end), " ✓", tooltip=check.message))
+    return hints
 
 
 def _hover_text(analysis: DocumentAnalysis, offset: int, coverage: Callable[[], FileCoverage]) -> str | None:
@@ -296,44 +342,6 @@ async def _snapshot(ls: MarginServer, uri: str) -> Snapshot | None:
         return None
     document, analysis = current
     return Snapshot(document, analysis, document.converter(ls.encoding))
-
-
-async def _check_workspace(
-    ls: MarginServer, token: types.ProgressToken | None
-) -> list[types.WorkspaceDocumentDiagnosticReport]:
-    """Every draft of the workspace (open ones as edited), with ``$/progress`` reports."""
-    if ls.state.root is None:
-        return []
-    files = discover([ls.state.root], Project(ls.state.root, ls.state.config, None))
-    window = ls.client_capabilities.window
-    if token is None and window is not None and window.work_done_progress:
-        token = f"margin-workspace-{id(files)}"
-        try:
-            await ls.work_done_progress.create_async(token)
-        except Exception:  # noqa: BLE001 - progress is optional; the check still runs
-            token = None
-    if token is not None:
-        ls.work_done_progress.begin(token, types.WorkDoneProgressBegin("Margin: checking the workspace", percentage=0))
-    reports: list[types.WorkspaceDocumentDiagnosticReport] = []
-    loop = asyncio.get_running_loop()
-    try:
-        for number, path in enumerate(files, start=1):
-            uri = path.resolve().as_uri()
-            document = ls.state.documents.get(uri) or Document(uri, 0, read_text(path))
-            analysis = await loop.run_in_executor(None, ls.state.analyze_safely, document)
-            coverage = None
-            if ls.state.config.coverage_diagnostics:
-                coverage = await loop.run_in_executor(None, document_coverage, analysis)
-            items = ls.diagnostics_for(document, analysis, coverage)
-            version = document.version if uri in ls.state.documents else None
-            reports.append(types.WorkspaceFullDocumentDiagnosticReport(uri=uri, items=items, version=version))
-            if token is not None:
-                ls.work_done_progress.report(token, types.WorkDoneProgressReport(
-                    message=f"{number}/{len(files)} {path.name}", percentage=int(100 * number / len(files))))  # fmt: skip
-    finally:
-        if token is not None:
-            ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=f"{len(reports)} drafts checked"))
-    return reports
 
 
 async def _location(ls: MarginServer, path: str, span: Span) -> types.Location:

@@ -5,15 +5,22 @@ client supports pull diagnostics, which are then answered with
 ``uri@version`` result ids.  Errors are logged, never shown per keystroke.
 Which handlers it answers with is :func:`server.lsp.app.create_server`'s
 business; this module holds the object they share.
+
+Answering ``initialize`` needs only the protocol (pygls, lsprotocol), so this
+module imports no engine: the engine and the state load right after that
+answer, before any other message is handled (:meth:`MarginServer.load_engine`;
+docs/editors.md, "How it stays fast").
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import sys
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.io_ import StdoutWriter
@@ -21,20 +28,23 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
-import scaling_core
-from scaling_core import DocumentAnalysis
-from scaling_core.queries.coverage import FileCoverage
-from scaling_core.queries.coverage_views import untested_definitions
 from server import code_cache
-from server.lsp.convert import diagnostic, information
-from server.lsp.documents import Document
+from server.collector import collector_paused
 from server.lsp.loop_monitor import LoopMonitor
-from server.lsp.state import State, settings_to_config
 from server.lsp.transport import serve, threaded_reader
+
+if TYPE_CHECKING:
+    from scaling_core import DocumentAnalysis
+    from scaling_core.queries.coverage import FileCoverage
+    from server.lsp.documents import Document
+    from server.lsp.state import State
 
 log = logging.getLogger(__name__)
 #: The custom request that returns benchmark figures (docs/editors.md, "How it stays fast").
 SERVER_STATS = "margin/serverStats"
+#: The version in ``serverInfo``: ``scaling_core.__version__``, written here so that answering
+#: ``initialize`` does not load the engine (tests/lsp/test_startup.py checks that they agree).
+VERSION = "0.1.0"
 
 
 class MarginProtocol(LanguageServerProtocol):
@@ -61,12 +71,20 @@ class MarginProtocol(LanguageServerProtocol):
             yield user_handler, (params,), None
 
     def handle_message(self, message: Any) -> None:
-        """pygls's dispatch, except that a request after ``shutdown`` gets ``InvalidRequest``."""
+        """pygls's dispatch, except that a request after ``shutdown`` gets ``InvalidRequest``.
+
+        The engine loads right after ``initialize`` is answered (its answer is written by
+        then), or before any other message a client sends first.
+        """
         method = getattr(message, "method", None)
         if self._shutdown and method not in (None, types.EXIT) and getattr(message, "id", None) is not None:
             self.reject_request(message.id, types.ErrorCodes.InvalidRequest, "the server is shut down")
             return
+        if method != types.INITIALIZE:
+            self._server.load_engine()
         super().handle_message(message)
+        if method == types.INITIALIZE:
+            self._server.load_engine()  # while the editor reads the answer
 
     def reject_request(self, msg_id: object, code: int, message: str) -> None:
         """Answer request ``msg_id`` with an error."""
@@ -93,23 +111,48 @@ class MarginProtocol(LanguageServerProtocol):
 
 
 class MarginServer(LanguageServer):
-    """pygls server plus Margin's state."""
+    """pygls server plus Margin's state (created with the engine: :meth:`load_engine`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, load_engine: Callable[[MarginServer], None]) -> None:
         super().__init__(
-            "margin", scaling_core.__version__, protocol_cls=MarginProtocol,
+            "margin", VERSION, protocol_cls=MarginProtocol,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )  # fmt: skip
-        self.state = State(self.push, self.analysis_failed)
+        self.state: State  # set by ``load_engine``
+        self._load_engine: Callable[[MarginServer], None] | None = load_engine
+        #: The client's ``initialize`` params: its root and settings apply once the engine is loaded.
+        self.initialize_params: types.InitializeParams | None = None
+        #: ``margin lsp --debug``: an internal error prints its traceback instead of saving it.
+        self.debug = False
         self.pull = False
         self.settings: object = None
         self.code_cache_saved = False
         self.loop_monitor = LoopMonitor()
         #: The process's exit code: 1 after ``exit`` without ``shutdown`` (LSP 3.17).
         self.exit_code = 0
-        self._told_failure = False
+        #: The documents whose internal errors (E999) the user was told about: once each per session.
+        self._told_internal: set[str] = set()
         #: The settings problems last shown to the user (shown again only when they change).
         self._told_settings = ""
+        #: Whether the editor trusts the workspace folder (``workspaceTrusted``; only ever restricts trust).
+        self.workspace_trusted = True
+
+    def load_engine(self) -> None:
+        """Import the engine and create the state (the ``load_engine`` given at creation), once.
+
+        Failing to is a broken install: an internal error (one line on stderr, exit 2),
+        as when the command line cannot load.
+        """
+        load, self._load_engine = self._load_engine, None
+        if load is None:
+            return
+        try:
+            with collector_paused():  # long-lived objects: frozen out of the collector's way
+                load(self)
+        except Exception as error:  # noqa: BLE001 - reported as an internal error
+            from server.crash import report_internal_error
+
+            raise SystemExit(report_internal_error(error, debug=self.debug)) from error
 
     # -- transport -----------------------------------------------------------------------------
     def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
@@ -155,7 +198,9 @@ class MarginServer(LanguageServer):
         return str(self.workspace.position_encoding or "utf-16")
 
     def push(self, document: Document, analysis: DocumentAnalysis) -> None:
-        """Publish diagnostics for one analysed version (push clients only)."""
+        """Publish diagnostics for one analysed version (push clients only); tell the user about an
+        internal error in it first (:meth:`tell_internal_error`), for pull clients too."""
+        self.tell_internal_error(document, analysis)
         if self.pull:
             if self.client_supports_refresh():
                 self.workspace_diagnostic_refresh(None)
@@ -178,6 +223,9 @@ class MarginServer(LanguageServer):
         ``coverage`` is the analysis's coverage when the caller has it; otherwise the
         state's cached one (computed once per analysis).
         """
+        from scaling_core.queries.coverage_views import untested_definitions
+        from server.lsp.convert import diagnostic, information
+
         converter = document.converter(self.encoding)
         items = [diagnostic(converter, document.uri, d) for d in analysis.diagnostics]
         if self.state.config.coverage_diagnostics:
@@ -209,13 +257,30 @@ class MarginServer(LanguageServer):
         return bool(workspace and workspace.inlay_hint and workspace.inlay_hint.refresh_support)
 
     def analysis_failed(self, document: Document, error: BaseException) -> None:
-        """An analysis raised (a bug): its E999 is published; the user is told once per session."""
-        if self._told_failure:
+        """An analysis raised (a bug): its E999 is published; the user is told once per document per session."""
+        if document.uri in self._told_internal:
             return
-        self._told_failure = True
+        self._told_internal.add(document.uri)
         self.window_show_message(types.ShowMessageParams(types.MessageType.Error, (
             f"Margin hit an internal error while checking {document.path}: {type(error).__name__}: {error}. "
             "Results shown for it may be incomplete; please report this (the server log has the details).")))  # fmt: skip
+
+    def tell_internal_error(self, document: Document, analysis: DocumentAnalysis) -> None:
+        """A version about to be published holds an internal error (E999: a bug in Margin at a statement,
+        the rest checked): logged, and shown once per document per session, never per keystroke."""
+        if document.uri in self._told_internal:
+            return
+        internal = [d for d in analysis.diagnostics if d.code == "E999"]
+        if not internal:
+            return
+        self._told_internal.add(document.uri)
+        line = analysis.index.position(internal[0].span.start)[0] + 1
+        detail = internal[0].message.removeprefix("internal error: ").split("; ", 1)[0]
+        more = f" (and {len(internal) - 1} more)" if len(internal) > 1 else ""
+        log.error("internal error in %s at line %d%s: %s", document.path, line, more, internal[0].message)
+        self.window_show_message(types.ShowMessageParams(types.MessageType.Error, (
+            f"Margin hit an internal error while checking {document.path} at line {line}{more}: {detail}. "
+            "That part is not checked (error E999 there); please report this.")))  # fmt: skip
 
     def desynchronised(self, uri: str, reason: str) -> None:
         """An edit to ``uri`` could not be applied: stop answering about it until its whole text is sent."""
@@ -238,9 +303,17 @@ class MarginServer(LanguageServer):
 
     def apply_settings(self, settings: object) -> None:
         """Editor settings over the project's configuration."""
+        from server.lsp.settings import settings_to_config
+        from server.lsp.trusted import workspace_trusted
+
         self.settings = settings
         problems = self.state.set_root(self.state.root)
         config, more = settings_to_config(self.state.config, settings)
+        trusted = workspace_trusted(settings)
+        if trusted is not None:  # kept until the editor says otherwise: a settings object may leave it out
+            self.workspace_trusted = trusted
+        if not self.workspace_trusted and config.trust:  # the editor does not trust the folder: no Python runs
+            config = dataclasses.replace(config, trust=False)
         self.state.config = config
         for problem in problems + more:
             self.window_log_message(types.LogMessageParams(types.MessageType.Warning, f"margin settings: {problem}"))

@@ -12,11 +12,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 from scaling_core import (
     AnalysisCancelled,
@@ -25,50 +23,22 @@ from scaling_core import (
     LineIndex,
     Span,
     analyze_document,
-    config_from_mapping,
 )
 from scaling_core.diagnostics import make_diagnostic
 from scaling_core.document.analysis import ImportContext
 from scaling_core.document.imports import ImportMemo
 from scaling_core.document.incremental import RegionCache
-from scaling_core.hardware.records import chip_problems
+from scaling_core.expr.values import OUT_OF_TIME
 from scaling_core.queries.coverage import FileCoverage, document_coverage
 from server.analysis.runner import AnalysisRunner, runner_for
 from server.lsp.documents import Document, OpenTexts, uri_to_path
+from server.lsp.trusted import Background
+from server.measurements import LiveCache
 from server.workspace import load_project, make_loader
 
 log = logging.getLogger(__name__)
-_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
-#: Editor-side settings that configure the client, not the engine.
-_CLIENT_ONLY = {"command", "trace"}
 #: Test hook (docs/security.md): the analysis of a document whose text contains this value raises.
 FAULT_HOOK = "MARGIN_TEST_FAIL_ANALYSIS"
-
-
-def settings_to_config(base: Config, settings: Any) -> tuple[Config, list[str]]:
-    """Editor settings (camelCase or snake_case, optionally under ``margin``) over the project config."""
-    if not isinstance(settings, dict):
-        return base, []
-    table = settings.get("margin", settings)
-    if table == []:  # an empty Lua table reaches us as a JSON array (Neovim's `margin = {}`)
-        table = {}
-    if not isinstance(table, dict):
-        return base, ["settings must be an object"]
-    merged: dict[str, Any] = {k: getattr(base, k) for k in ("tolerance", "code_spans", "trust", "check_frequency",
-                                                            "max_array_elements", "latex_math", "coverage_lenses",
-                                                            "coverage_diagnostics")}  # fmt: skip
-    merged.update({_CAMEL.sub("_", key).lower(): value for key, value in table.items()
-                   if key not in _CLIENT_ONLY and value is not None})  # fmt: skip
-    config, problems = config_from_mapping({k: list(v) if isinstance(v, tuple) else v for k, v in merged.items()})
-    problems += chip_problems(config)  # the editor's own chips, checked as a config file's are (docs/configuration.md)
-    return _with(base, config), problems
-
-
-def _with(base: Config, editor: Config) -> Config:
-    from dataclasses import replace
-
-    return replace(editor, include=base.include, exclude=base.exclude, chips={**base.chips, **editor.chips},
-                   severity={**base.severity, **editor.severity}, targets=base.targets)  # fmt: skip
 
 
 class State:
@@ -108,6 +78,12 @@ class State:
         self._settings_ready: asyncio.Event | None = None
         #: Runs python calc blocks in the analysis process once the workspace is trusted.
         self._runner: AnalysisRunner | None = None
+        self._background: Background | None = None
+        #: Where the time budget last stopped each document's analysis: (version, offset).
+        self._stops: dict[str, tuple[int, int]] = {}
+        #: Answers measure_* calls from the project's ``.margin/measurements.json``, as ``margin check`` does.
+        self.measurements = LiveCache(None)
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def trusted_code(self) -> AnalysisRunner | None:
         """The analysis process's runner when the settings trust the workspace (made once, started lazily)."""
@@ -116,6 +92,20 @@ class State:
         if self._runner is None:
             self._runner = runner_for(self.root, self.config)
         return self._runner
+
+    def background_code(self) -> Background | None:
+        """:meth:`trusted_code` for the document analyses: pending answers meanwhile, never a wait."""
+        runner = self.trusted_code()
+        if runner is None:
+            return None
+        if self._background is None or self._background.runner is not runner:
+            self._background = Background(runner, self._trusted_answers_ready)
+        return self._background
+
+    def _trusted_answers_ready(self) -> None:
+        """Called from the background thread: every pending block and question has its answer."""
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self.recheck, "python")
 
     def pause(self) -> None:
         """Settings are changing: drop results and hold new analyses until :meth:`resume`."""
@@ -139,6 +129,8 @@ class State:
         """Load the project configuration from the workspace root."""
         self.root = root
         self.loader = make_loader(root, OpenTexts(self.documents), display=str)
+        if root is not None and self.measurements.cache.root != root:
+            self.measurements = LiveCache(root)
         if root is None:
             return []
         project, problems = load_project(root)  # a bad key is left out and reported; the good ones apply
@@ -156,9 +148,14 @@ class State:
         analysis stops at its next chunk or region instead of finishing work
         nobody will see, and keeps what it computed for the next one.
         """
-        cache = self.caches.setdefault(document.uri, RegionCache())
         documents, uri = self.documents, document.uri
-        context = ImportContext(self.loader, trusted=self.trusted_code(), memo=self.import_memo)
+        if self.measurements.refresh():  # the cache changed on disk: measure_* calls are looked up again
+            self.caches.pop(uri, None)
+            if self._loop is not None:
+                self._loop.call_soon_threadsafe(self.measurements_changed, uri)
+        cache = self.caches.setdefault(document.uri, RegionCache())
+        context = ImportContext(self.loader, trusted=self.background_code(), memo=self.import_memo,
+                                measurements=self.measurements)  # fmt: skip
         try:
             self._inject_fault(document)
             analysis = analyze_document(
@@ -191,7 +188,7 @@ class State:
     def analyze_plain(self, document: Document) -> DocumentAnalysis:
         """Analyse without touching the per-document caches (workspace checks, other threads)."""
         self._inject_fault(document)
-        context = ImportContext(self.loader, trusted=self.trusted_code())
+        context = ImportContext(self.loader, trusted=self.trusted_code(), measurements=self.measurements)
         return analyze_document(document.text, document.path, self.config, context=context)
 
     def _inject_fault(self, document: Document) -> None:
@@ -236,9 +233,25 @@ class State:
         pending = self._pending.pop(uri, None)
         if pending is not None:
             pending.cancel()
-        task = asyncio.get_running_loop().create_task(self._run(uri))
+        self._loop = asyncio.get_running_loop()
+        task = self._loop.create_task(self._run(uri))
         self._pending[uri] = task
         task.add_done_callback(self._log_failure)
+
+    def measurements_changed(self, skip: str | None = None) -> None:
+        """The measurement cache changed on disk: re-check every open document that measures (not ``skip``)."""
+        self.measurements.refresh()
+        self.recheck("measure", skip)
+
+    def recheck(self, marker: str, skip: str | None = None) -> None:
+        """Answers from outside the engine changed (the measurement cache, trusted code): re-check the open
+        documents whose text holds ``marker`` (not ``skip``), without their region caches (a replayed region
+        would keep the old answer) or imported drafts' analyses.  Runs on the event loop."""
+        self.import_memo = ImportMemo()
+        for uri, document in list(self.documents.items()):
+            if uri != skip and marker in document.text:
+                self.caches.pop(uri, None)
+                self.invalidate(uri)
 
     def invalidate(self, uri: str) -> None:
         """Re-check ``uri`` at its current version (an import changed): requests wait for it."""
@@ -282,6 +295,25 @@ class State:
                     waiter.set_result(analysis)
         self._publish(document, analysis)
         del previous
+        if self._goes_on(uri, document.version, analysis):
+            self.schedule(uri)  # stopped for time: the same version again, from where it stopped
+
+    def _goes_on(self, uri: str, version: int, analysis: DocumentAnalysis) -> bool:
+        """Whether to analyse ``uri`` again at once: the time budget stopped this analysis part-way,
+        further on than it stopped the last one of this version (docs/security.md, "Limits").
+
+        The next analysis replays what this one checked from the region cache and
+        goes on with a budget of its own, so a draft too long for one budget is
+        checked in a few steps; one that stops where it stopped before (a
+        statement that alone takes the whole budget) is not analysed again.
+        """
+        stop = next((d.span.start for d in analysis.diagnostics
+                     if d.code == "E003" and d.message.startswith(OUT_OF_TIME)), None)  # fmt: skip
+        before = self._stops.pop(uri, None)
+        if stop is None or (before is not None and before[0] == version and stop <= before[1]):
+            return False
+        self._stops[uri] = (version, stop)
+        return True
 
     async def analysis(self, uri: str) -> tuple[Document, DocumentAnalysis] | None:
         """The analysis of the current version of ``uri`` (waits for it if needed)."""
@@ -319,6 +351,7 @@ class State:
         self.analyses.pop(uri, None)
         self.caches.pop(uri, None)
         self.depends.pop(uri, None)
+        self._stops.pop(uri, None)
         self._coverage.pop(uri, None)
         pending = self._pending.pop(uri, None)
         if pending is not None:

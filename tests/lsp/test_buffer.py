@@ -68,3 +68,21 @@ def test_typing_in_a_large_document_does_not_join_the_text_per_keystroke() -> No
     assert len(document.buffer._pieces) <= 3
     assert document.index.line_text(25_000) == "line" + "x" * 198 + " of text"
     assert document.text.count("x") == 198 + 50_000 and document.buffer.joined
+
+
+def test_an_edit_after_the_text_was_joined_copies_only_what_it_touches() -> None:
+    # An analysis joins the whole text; the next keystroke must not copy it again (20 MB: ~10 ms on the loop).
+    import tracemalloc
+
+    buffer = TextBuffer("line of text\n" * 800_000)  # ~10 MB, joined
+    assert buffer.joined
+    tracemalloc.start()
+    try:
+        edited = buffer.replaced(400_000 * 13 + 4, 400_000 * 13 + 4, "x")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000
+    assert edited.slice(400_000 * 13, 400_000 * 13 + 14) == "linex of text\n"
+    assert edited.length == buffer.length + 1 and not edited.joined
+    assert edited.text == buffer.text[: 400_000 * 13 + 4] + "x" + buffer.text[400_000 * 13 + 4 :]

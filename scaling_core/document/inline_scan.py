@@ -1,0 +1,228 @@
+"""Code spans, comments, hidden calc blocks and prose claims in the raw lines of inline text.
+
+markdown-it-py gives :mod:`scaling_core.document.extract` the block structure;
+the text of each paragraph, heading, table or HTML block is scanned here
+line for line, so every span is an exact code-point range of the original text
+(CRLF included).  :class:`InlineScanner` holds what one scan found
+(a :class:`ChunkScan`); the extractor adds the block rules on top of it.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from scaling_core.diagnostics import make_diagnostic
+from scaling_core.document.latex import find_math
+from scaling_core.document.problem_syntax import answer_marks
+from scaling_core.document.prose import TRAILING_NUMBER
+from scaling_core.document.regions import CalcRegion, ChunkScan, ClaimRegion, CodeSpanRegion, Suppression
+from scaling_core.text import LineIndex, Span
+
+_COMMENT = re.compile(r"<!--(.*?)(?:-->|\Z)", re.S)
+_CLAIM_OP = re.compile(r"\s*(≈|~=|==|<=|>=|≤|≥|<|>|=)")
+#: A hidden calc block: ``<!--``, any whitespace (line breaks too), the word ``calc``, then a
+#: line break (or the end of the text). ``<!-- calc x = 1 -->`` on one line and
+#: ``<!-- calculation notes -->`` are ordinary comments.
+_HIDDEN_CALC = re.compile(r"\s*calc[ \t]*(?:\r\n|\r|\n|\Z)")
+_PROBLEM_MARK = re.compile(r"\s*problem\s*:\s*(.*?)\s*$", re.S)
+_PROBLEM_END = re.compile(r"\s*/problem\s*$")
+_MARGIN = re.compile(r"\s*margin\s*:\s*(ignore|off|on)\b\s*(.*?)\s*$", re.S)
+#: A comment that holds HTML (``<!-- <b>old</b> -->``, ``<!-- </span> -->``) or starts with an arrow
+#: (``<!-- <- check -->``): not a claim, even after a number.
+_HTML_COMMENT = re.compile(r"\s*<(?:/?[A-Za-z][^>]*>|!|-)")
+_BACKTICKS = re.compile(r"`+")
+_CALC_IGNORE = re.compile(r"#\s*margin\s*:\s*ignore\b\s*([\w\s,]*)")
+_EMPHASIS_TAIL = re.compile(r"[*_]+$")
+
+
+@lru_cache(maxsize=16)
+def _closing_backticks(count: int) -> re.Pattern[str]:
+    """A run of exactly ``count`` backticks (CommonMark: it closes a code span opened by as many)."""
+    return re.compile(r"(?<!`)" + "`" * count + r"(?!`)")
+
+
+class InlineScanner:
+    """What one scan of a text found, and the scan of its inline regions (given by line ranges)."""
+
+    def __init__(self, text: str, index: LineIndex) -> None:
+        self.text = text
+        self.index = index
+        self.out = ChunkScan()
+        self.scanned: set[tuple[int, int]] = set()
+
+    def line_offset(self, line: int) -> int:
+        """Where line ``line`` starts (the text's length past the last line)."""
+        starts = self.index.line_starts
+        return starts[line] if line < len(starts) else len(self.text)
+
+    def calc_region(self, region: CalcRegion) -> None:
+        """Keep a calc block and the ``# margin: ignore`` suppressions on its lines."""
+        self.out.regions.append(region)
+        for offset, line in region.lines:
+            if "margin" in line and (match := _CALC_IGNORE.search(line)) is not None:
+                codes = frozenset(re.split(r"[\s,]+", match.group(1).strip())) - {""}
+                span = Span(offset + match.start(), offset + len(line))
+                self.out.calc_suppressions.append(Suppression(span, codes or None, offset, offset + len(line)))
+
+    # -- inline text and comments ---------------------------------------------
+    def scan_inline(self, first: int, last: int) -> None:
+        """Scan lines ``first`` to ``last`` (exclusive) of inline text, once: code spans, math, comments, answers."""
+        if (first, last) in self.scanned:
+            return
+        self.scanned.add((first, last))
+        start = self.line_offset(first)
+        end = self.index.line_end(last - 1)
+        chunk = self.text[start:end]
+        answers = "details" in chunk
+        math = "$" in chunk or "\\(" in chunk or "\\[" in chunk  # LaTeX math (latex.py)
+        if "`" not in chunk and "<!--" not in chunk:
+            if answers:
+                self.out.answer_marks += answer_marks(chunk, start)
+            if math:
+                self.out.regions.extend(find_math(chunk, start))
+            return
+        code_spans = self.code_spans(chunk, start)
+        masked = _mask(chunk, [(s.span.start - start, s.span.end - start) for s in code_spans])
+        if math:
+            self.out.regions.extend(find_math(masked, start))
+        for match in _COMMENT.finditer(masked):
+            self.comment(match, chunk, start)
+        if answers:
+            self.out.answer_marks += answer_marks(_COMMENT.sub(lambda m: " " * len(m.group()), masked), start)
+
+    def code_spans(self, chunk: str, base: int) -> list[CodeSpanRegion]:
+        """The one-line code spans of ``chunk`` (at offset ``base``), kept as regions and returned."""
+        found: list[CodeSpanRegion] = []
+        position = 0
+        while True:
+            opener = _BACKTICKS.search(chunk, position)
+            if opener is None:
+                return found
+            closer = _closing_backticks(len(opener.group())).search(chunk, opener.end())
+            if closer is None:
+                position = opener.end()
+                continue
+            content = chunk[opener.end() : closer.start()]
+            role = opener.start() >= 6 and chunk.startswith(
+                "{calc}", opener.start() - 6
+            )  # O(1): paragraphs can be long
+            lead = len(content) - len(content.lstrip(" "))
+            stripped = content.strip(" ")
+            if "\n" not in content and "\r" not in content and stripped:
+                outer_start = opener.start() - (6 if role else 0)
+                content_start = base + opener.end() + lead
+                span = CodeSpanRegion(
+                    Span(base + outer_start, base + closer.end()),
+                    Span(content_start, content_start + len(stripped)),
+                    stripped,
+                    role,
+                )
+                found.append(span)
+                self.out.regions.append(span)
+            position = closer.end()
+
+    def comment(self, match: re.Match[str], chunk: str, base: int) -> None:
+        """An HTML comment: a hidden calc block, a problem or ``margin:`` marker, or a claim after a number."""
+        body = match.group(1)
+        span = Span(base + match.start(), base + match.end())
+        body_offset = base + match.start(1)
+        terminated = match.group().endswith("-->")
+        if _HIDDEN_CALC.match(body):
+            self.hidden_calc(body, body_offset, span, terminated)
+            return
+        if not terminated:
+            return
+        if (mark := _PROBLEM_MARK.match(body)) is not None:
+            self.out.problem_marks.append(("open", span, mark.group(1) or "problem"))
+        elif _PROBLEM_END.match(body):
+            self.out.problem_marks.append(("close", span, ""))
+        elif (mark := _MARGIN.match(body)) is not None:
+            rest = mark.group(2).strip()
+            codes = frozenset(re.split(r"[\s,]+", rest)) - {""} if rest else None
+            self.out.margin_marks.append((mark.group(1), span, codes))
+        elif (op := _CLAIM_OP.match(body)) is not None and not _HTML_COMMENT.match(body):
+            self.claim(chunk, match, base, op)
+
+    def hidden_calc(self, body: str, body_offset: int, span: Span, terminated: bool) -> None:
+        """A ``<!-- calc`` comment: its lines are a calc block (S002 when it is not closed)."""
+        keyword = body.index("calc")
+        content_offset = body_offset + keyword + 4
+        content = body[keyword + 4 :]
+        lines = []
+        position = 0
+        for piece in re.split(r"(\r\n|\r|\n)", content):
+            if piece in ("\r\n", "\r", "\n"):
+                position += len(piece)
+                continue
+            lines.append((content_offset + position, piece))
+            position += len(piece)
+        self.calc_region(CalcRegion(span, tuple(lines), hidden=True))
+        if not terminated:
+            opener = Span(span.start, span.start + 4 + keyword + 4)
+            self.out.diagnostics.append(
+                make_diagnostic("S002", "unterminated calc comment: add '-->' after the last statement", opener)
+            )
+
+    def claim(self, chunk: str, match: re.Match[str], base: int, op: re.Match[str]) -> None:
+        """A claim marker (``<!-- ≈ t -->``) and the prose number before it (S004 when there is none)."""
+        marker = Span(base + match.start(), base + match.end())
+        before = chunk[max(0, match.start() - 120) : match.start()]
+        trimmed = _EMPHASIS_TAIL.sub("", before.rstrip(" \t")).rstrip(" \t")
+        number = _trailing_number(trimmed)
+        if number is None:
+            self.out.diagnostics.append(
+                make_diagnostic(
+                    "S004",
+                    "a claim marker must follow the number it checks (e.g. 'about 22 days<!-- ≈ t -->')",
+                    marker,
+                )
+            )
+            return
+        start_in_chunk = match.start() - len(before) + number.start()
+        number_span = Span(base + start_in_chunk, base + start_in_chunk + len(number.group()))
+        unit_span = None
+        if number.group("unit"):
+            unit_start = base + start_in_chunk + number.start("unit") - number.start()
+            unit_end = base + start_in_chunk + max(number.end("unit"), number.end("per")) - number.start()
+            unit_span = Span(unit_start, unit_end)
+        body_offset = base + match.start(1)
+        expr_offset = body_offset + op.end()
+        expr_text = match.group(1)[op.end() :]
+        self.out.regions.append(
+            ClaimRegion(
+                number_span,
+                number.group(),
+                unit_span,
+                op.group(1),
+                Span(body_offset + op.start(1), body_offset + op.end(1)),
+                expr_text,
+                expr_offset,
+                marker,
+            )
+        )
+
+
+_LAST_DIGIT = re.compile(r"\d(?=\D*$)")
+
+
+def _trailing_number(text: str) -> re.Match[str] | None:
+    """The prose number (with unit) that ends ``text``, searching only near its last digit."""
+    last_digit = _LAST_DIGIT.search(text, max(0, len(text) - 48))
+    if last_digit is None:
+        return None
+    # A number with its exponent spans at most ~40 characters before its last digit.
+    return TRAILING_NUMBER.search(text, max(0, last_digit.start() - 40))
+
+
+def _mask(chunk: str, ranges: list[tuple[int, int]]) -> str:
+    if not ranges:
+        return chunk
+    pieces = []
+    position = 0
+    for start, end in ranges:
+        pieces.append(chunk[position:start])
+        pieces.append(" " * (end - start))
+        position = end
+    pieces.append(chunk[position:])
+    return "".join(pieces)

@@ -1,0 +1,208 @@
+"""Parse results reused within one analysis: a text read once is not lexed and parsed again.
+
+A draft repeats itself: the same code span (``2 * 8192 * 32768 = 5.4e8``) in
+every section, the same claim expression, the same calc block in every
+problem.  :class:`ParseMemo` keeps what the lexer and parser made of each
+text with the offset it was read at; the same text elsewhere gets a copy of
+those trees moved there (:func:`rebased`), a fraction of the cost of lexing
+and parsing it again.  Trees are immutable, so at the same offset the copy is
+the tree itself.  The result is exactly what reading the text again gives:
+what the lexer and parser produce depends on the text alone (and on the unit
+registry, fixed for an analysis).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from scaling_core.diagnostics import Diagnostic, Fix, Related
+from scaling_core.expr import syntax as ast
+from scaling_core.expr.chain import ChainLink, Equation, read_code_span
+from scaling_core.expr.lexer import tokenize, tokenize_lines
+from scaling_core.expr.parser import parse_claim_expression, parse_statements
+from scaling_core.text import Span
+
+#: Texts longer than this are read afresh each time (long blocks seldom repeat; it bounds the memo's memory).
+MAX_TEXT = 2_000
+#: Entries kept per kind of text before the memo starts over (a 50 MB draft has millions of code spans).
+MAX_ENTRIES = 8_192
+_new_span = tuple.__new__  # Span construction without NamedTuple's Python-level __new__ (hot path)
+
+#: A claim expression read: the lexer's problems, the expression, its tolerance, the parser's problem.
+Claim = tuple[list[Diagnostic], ast.Expr | None, ast.Tolerance | None, Diagnostic | None]
+#: Statements read: the lexer's problems, the statements, the parser's problems.
+Statements = tuple[list[Diagnostic], list[ast.Statement], list[Diagnostic]]
+
+
+class ParseMemo:
+    """What the lexer and parser made of each text this analysis read, by text."""
+
+    def __init__(self, is_unit: Callable[[str], bool]) -> None:
+        self.is_unit = is_unit
+        self._spans: dict[str, tuple[int, list[Equation]]] = {}
+        self._claims: dict[str, tuple[int, Claim]] = {}
+        self._inline: dict[str, tuple[int, Statements]] = {}
+        self._blocks: dict[tuple[Any, ...], tuple[int, Statements]] = {}
+
+    def code_span(self, text: str, base: int) -> list[Equation]:
+        """:func:`~scaling_core.expr.chain.read_code_span` of ``text`` read at offset ``base``."""
+        known = self._spans.get(text)
+        if known is not None:
+            delta = base - known[0]
+            return known[1] if not delta else [_equation(e, delta) for e in known[1]]
+        equations = read_code_span(text, base, self.is_unit)
+        _keep(self._spans, text, (base, equations))
+        return equations
+
+    def claim(self, text: str, base: int) -> Claim:
+        """A claim marker's expression ``text`` (at ``base``) lexed and parsed, with the problems of each step."""
+        known = self._claims.get(text)
+        if known is not None:
+            delta = base - known[0]
+            if not delta:
+                return known[1]
+            problems, expr, tolerance, problem = known[1]
+            return (_diagnostics(problems, delta), rebased(expr, delta), rebased(tolerance, delta),
+                    None if problem is None else _diagnostic(problem, delta))  # fmt: skip
+        tokens, problems = tokenize(text, base)
+        claim: Claim = (problems, *parse_claim_expression(tokens, self.is_unit))
+        _keep(self._claims, text, (base, claim))
+        return claim
+
+    def inline(self, text: str, base: int) -> Statements:
+        """A ``{calc}`` role's ``text`` (at ``base``) read as statements."""
+        known = self._inline.get(text)
+        if known is not None:
+            return _statements(known[1], base - known[0])
+        tokens, problems = tokenize(text, base)
+        statements: Statements = (problems, *parse_statements(tokens, self.is_unit))
+        _keep(self._inline, text, (base, statements))
+        return statements
+
+    def block(
+        self, text: str, lines: Sequence[tuple[int, str]], end: int,
+        following: int | None = None, contiguous: bool | None = None,
+    ) -> Statements:  # fmt: skip
+        """The statements of a calc block's ``lines`` (see :func:`~scaling_core.expr.lexer.tokenize_lines`)."""
+        first = lines[0][0] if lines else end
+        key: tuple[Any, ...] | None = None
+        if lines and lines[-1][0] - first + len(lines[-1][1]) <= MAX_TEXT:
+            # The lines with their offsets from the first: what the tokens depend on (the breaks between
+            # contiguous lines are line-break characters, each read as the same end of line).
+            key = (tuple([(offset - first, line) for offset, line in lines]), end - first,
+                   None if following is None else following - first, contiguous)  # fmt: skip
+            known = self._blocks.get(key)
+            if known is not None:
+                return _statements(known[1], first - known[0])
+        tokens, problems = tokenize_lines(text, lines, end, following=following, contiguous=contiguous)
+        statements: Statements = (problems, *parse_statements(tokens, self.is_unit))
+        if key is not None:
+            _keep(self._blocks, key, (first, statements))
+        return statements
+
+
+def _keep(memo: dict[Any, Any], key: Any, entry: Any) -> None:
+    """Remember ``entry`` (not for a long text); a full memo starts over."""
+    if isinstance(key, str) and len(key) > MAX_TEXT:
+        return
+    if len(memo) >= MAX_ENTRIES:
+        memo.clear()
+    memo[key] = entry
+
+
+# -- moving trees ------------------------------------------------------------------
+def rebased(node: Any, delta: int) -> Any:
+    """A syntax tree (an expression, unit, tolerance or statement) with every span moved by ``delta``."""
+    if node is None or not delta:
+        return node
+    return _MOVE[type(node)](node, delta)
+
+
+def _span(span: Span, delta: int) -> Span:
+    return _new_span(Span, (span[0] + delta, span[1] + delta))
+
+
+def _unit(node: ast.UnitExpr, delta: int) -> ast.UnitExpr:
+    factors = tuple([ast.UnitFactor(f.spelling, f.exponent, _span(f.span, delta)) for f in node.factors])
+    return ast.UnitExpr(factors, _span(node.span, delta))
+
+
+def _binary(node: ast.Binary, delta: int) -> ast.Expr:
+    # A flat chain (`1 + 2 + … + 5000`) nests to the left: walk down it in a loop, not by recursion.
+    spine = [node]
+    leftmost: ast.Expr = node.left
+    while type(leftmost) is ast.Binary:
+        spine.append(leftmost)
+        leftmost = leftmost.left
+    moved: ast.Expr = _MOVE[type(leftmost)](leftmost, delta)
+    for step in reversed(spine):
+        right = step.right
+        if type(right) is ast.Name:  # the commonest operands, moved inline (hot path)
+            right = ast.Name(right.name, _new_span(Span, (right.span[0] + delta, right.span[1] + delta)))
+        elif type(right) is ast.Number:
+            right = ast.Number(right.value, right.text, _new_span(Span, (right.span[0] + delta, right.span[1] + delta)))
+        else:
+            right = _MOVE[type(right)](right, delta)
+        at, op = step.span, step.op_span
+        moved = ast.Binary(step.op, moved, right, _new_span(Span, (at[0] + delta, at[1] + delta)),
+                           _new_span(Span, (op[0] + delta, op[1] + delta)))  # fmt: skip
+    return moved
+
+
+def _exprs(items: tuple[ast.Expr, ...], delta: int) -> tuple[ast.Expr, ...]:
+    return tuple([_MOVE[type(item)](item, delta) for item in items])
+
+
+def _tolerance(node: ast.Tolerance, delta: int) -> ast.Tolerance:
+    return ast.Tolerance(_span(node.span, delta), node.relative, rebased(node.absolute, delta))
+
+
+_MOVE: dict[type, Callable[[Any, int], Any]] = {
+    ast.Number: lambda n, d: ast.Number(n.value, n.text, _new_span(Span, (n.span[0] + d, n.span[1] + d))),
+    ast.Name: lambda n, d: ast.Name(n.name, _new_span(Span, (n.span[0] + d, n.span[1] + d))),
+    ast.WithUnit: lambda n, d: ast.WithUnit(rebased(n.operand, d), _unit(n.unit, d), _span(n.span, d)),
+    ast.Convert: lambda n, d: ast.Convert(rebased(n.operand, d), _unit(n.unit, d), _span(n.span, d)),
+    ast.Unary: lambda n, d: ast.Unary(n.op, rebased(n.operand, d), _span(n.span, d)),
+    ast.Binary: _binary,
+    ast.Call: lambda n, d: ast.Call(n.name, _exprs(n.args, d), _span(n.span, d), _span(n.name_span, d)),
+    ast.Field: lambda n, d: ast.Field(rebased(n.target, d), n.name, _span(n.span, d), _span(n.name_span, d)),
+    ast.Index: lambda n, d: ast.Index(rebased(n.target, d), n.key, _span(n.span, d), _span(n.key_span, d)),
+    ast.ListExpr: lambda n, d: ast.ListExpr(_exprs(n.items, d), _span(n.span, d)),
+    ast.Shape: lambda n, d: ast.Shape(n.dtype, _exprs(n.dims, d), _span(n.span, d)),
+    ast.UnitExpr: _unit,
+    ast.Tolerance: _tolerance,
+    ast.Definition: lambda n, d: ast.Definition(
+        n.name, _span(n.name_span, d), rebased(n.expr, d), rebased(n.convert, d), _span(n.span, d)
+    ),
+    ast.Show: lambda n, d: ast.Show(rebased(n.expr, d), rebased(n.convert, d), _span(n.span, d)),
+    ast.Check: lambda n, d: ast.Check(
+        rebased(n.left, d), n.op, rebased(n.right, d), rebased(n.tolerance, d), _span(n.span, d), _span(n.op_span, d)
+    ),
+    ast.Import: lambda n, d: ast.Import(n.path, _span(n.span, d), _span(n.path_span, d)),
+}
+
+
+def _equation(equation: Equation, delta: int) -> Equation:
+    links = tuple([ChainLink(rebased(link.expr, delta), link.relation, _span(link.span, delta),
+                             rebased(link.tolerance, delta)) for link in equation.links])  # fmt: skip
+    return Equation(links, _span(equation.span, delta), equation.looks_checked)
+
+
+def _statements(read: Statements, delta: int) -> Statements:
+    if not delta:
+        return read
+    problems, statements, parse_problems = read
+    moved = [_MOVE[type(statement)](statement, delta) for statement in statements]
+    return _diagnostics(problems, delta), moved, _diagnostics(parse_problems, delta)
+
+
+def _diagnostics(diagnostics: list[Diagnostic], delta: int) -> list[Diagnostic]:
+    return [_diagnostic(d, delta) for d in diagnostics] if diagnostics else diagnostics
+
+
+def _diagnostic(diagnostic: Diagnostic, delta: int) -> Diagnostic:
+    related = tuple(Related(_span(r.span, delta), r.message) for r in diagnostic.related)
+    fixes = tuple(Fix(f.title, _span(f.span, delta), f.text) for f in diagnostic.fixes)
+    return replace(diagnostic, span=_span(diagnostic.span, delta), related=related, fixes=fixes)

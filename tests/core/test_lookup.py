@@ -1,0 +1,127 @@
+"""The editor's lookups answer as a scan of the whole analysis would, without scanning it per question."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from bench.corpus import book_like
+from bench.shapes import forward, giant
+from scaling_core import DocumentAnalysis, analyze_document
+from scaling_core.document import lookup
+from scaling_core.document.derivation import derivation_at
+from scaling_core.document.results import Binding
+from scaling_core.queries.hover import hover_at
+from scaling_core.queries.navigation import binding_at
+
+BOOK = book_like(300)
+# Problems with local names, a claim reading a name defined below, an import-free forward reference.
+PROBLEMS = """\
+```calc
+B = 64
+```
+
+**Question 1:** What is B?
+
+```calc
+B = 128
+t = B * 2
+```
+
+**Answer:** `t = 256`, and the top-level B is not this one.
+
+**Question 2:** And now?
+
+It is 64<!-- = B -->, and 20<!-- = late --> comes from below.
+
+```calc
+late = 20
+x = B + late
+```
+"""
+
+
+def scan_holding(items: Sequence[Any], offset: int, accept: Any = None) -> Any:
+    return next((i for i in items if i.span.contains(offset) and (accept is None or accept(i))), None)
+
+
+def scan_scope(analysis: DocumentAnalysis, start: int, low: int, high: int) -> dict[str, Binding]:
+    """The scope as derivations built it before the index (the specification)."""
+    problem = analysis.problem_at(start)
+    scope = {name: b for name, b in analysis.exports.items() if b.path != analysis.path}
+    for binding in analysis.bindings:
+        inside = analysis.problem_at(binding.span.start)
+        if binding.span.start < start and (inside is None or inside is problem):
+            scope[binding.name] = binding
+    for reference in analysis.references:
+        if low <= reference.span.start < high and reference.binding is not None:
+            scope[reference.name] = reference.binding
+    return scope
+
+
+def test_what_holds_each_offset_is_what_a_scan_finds() -> None:
+    for text in (BOOK, PROBLEMS, forward(300), giant(400, 200)):
+        analysis = analyze_document(text, "x.md")
+        kinds = [
+            (lookup.values_index(analysis), analysis.values),
+            (lookup.checks_index(analysis), analysis.checks),
+            (lookup.bindings_index(analysis), analysis.bindings),
+            (lookup.references_index(analysis), analysis.references),
+        ]
+        for offset in range(0, len(text) + 1, 3):
+            for index, items in kinds:
+                assert index.first_holding(offset) is scan_holding(items, offset)
+            expr = lookup.values_index(analysis).first_holding(offset, lambda v: v.expr is not None)
+            assert expr is scan_holding(analysis.values, offset, lambda v: v.expr is not None)
+        for start in range(0, len(text), 97):
+            window = [v for v in analysis.values if start <= v.span.end <= start + 500]
+            assert lookup.values_index(analysis).ending_between(start, start + 500) == window
+
+
+def test_the_definitions_visible_at_an_offset_are_what_a_scan_builds() -> None:
+    for text in (BOOK, PROBLEMS, forward(300)):
+        analysis = analyze_document(text, "x.md")
+        for value in analysis.values:
+            if value.expr is None:
+                continue
+            low, high = value.span.start, value.span.end
+            overrides: dict[str, Binding] = {}
+            for reference in lookup.references_index(analysis).starting_between(low, high):
+                if reference.binding is not None:
+                    overrides[reference.name] = reference.binding
+            visible = lookup.VisibleScope(analysis, value.span.start, overrides)
+            expected = scan_scope(analysis, value.span.start, low, high)
+            assert dict(visible) == expected
+            assert all(visible.get(name) is binding for name, binding in expected.items())
+
+
+class Counting(list):  # type: ignore[type-arg]
+    """A list that counts the items read from it."""
+
+    reads = 0
+
+    def __iter__(self) -> Any:
+        for item in super().__iter__():
+            Counting.reads += 1
+            yield item
+
+
+def test_a_hover_reads_a_handful_of_items_once_the_indexes_are_built() -> None:
+    text = giant(2_000, 1_000)
+    analysis = analyze_document(text, "x.md")
+    offsets = [text.index("t_100 = ") + 1, text.index("flops_200 = ") + 2, text.index(" µs<!-- ≈ t_") - 2]
+    before = [hover_at(analysis, offset) for offset in offsets]
+    for name in ("values", "checks", "bindings", "references"):
+        setattr(analysis, name, Counting(getattr(analysis, name)))
+    Counting.reads = 0
+    after = [hover_at(analysis, offset) for offset in offsets]
+    assert after == before and all(before)
+    assert [binding_at(analysis, offset) for offset in offsets] == [
+        scan_holding(analysis.bindings, o) or getattr(scan_holding(analysis.references, o), "binding", None)
+        for o in offsets
+    ]
+    Counting.reads = 0
+    for offset in offsets:
+        derivation_at(analysis, offset)
+        binding_at(analysis, offset)
+    assert Counting.reads < 50  # not the ~4,000 definitions and values a scan reads per hover

@@ -1,0 +1,139 @@
+"""Texts read once are not lexed and parsed again (``expr/parse_memo.py``), and reusing them changes nothing.
+
+Each draft is analysed twice, with the memo on and off; everything the
+analysis reports (syntax trees of values included) must be equal.  The
+drafts repeat code spans, claims, ``{calc}`` roles and calc blocks at other
+offsets, with lexer and parser errors among them, inside block quotes
+(lines not one run of text) and in long blocks read in pieces.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bench.corpus import book_like, dense
+from scaling_core import DocumentAnalysis, analyze_document
+from scaling_core.expr import chain, parse_memo
+from scaling_core.expr import syntax as ast
+from scaling_core.expr.lexer import tokenize
+from scaling_core.expr.parse_memo import rebased
+from scaling_core.expr.parser import parse_statements
+from tests.core.test_incremental import observable
+from tests.core.test_robustness import FRAGMENTS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+REPEATS = """# Repeats
+
+```calc
+B = 128
+t = 2 * B * 8192 / h100.flops_bf16 -> us
+w = 3 GBx + (1
+v = 2 *
+t ≈ 0.01 us ± 5%
+```
+
+`2 * 3 = 6`, `2 * 3 $ = 6`, `2 * nosuch = 4`, `B * 2 = 256 ≈ 250 ± 10%`, {calc}`t -> ns`, about 2 us<!-- ≈ t * 1 sceond -->,
+2.1e-3 us<!-- ≈ 2 * B * 8192 / h100.flops_bf16 ± 1% -->, 7 days<!-- = days -->, 5<!-- = 2 + -->.
+
+> ```calc
+> B = 128
+> t = 2 * B * 8192 / h100.flops_bf16 -> us
+> w = 3 GBx + (1
+> v = 2 *
+v = 2 *
+> t ≈ 0.01 us ± 5%
+> ```
+
+Again: `2 * 3 = 6`, `2 * 3 $ = 6`, `2 * nosuch = 4`, `B * 2 = 256 ≈ 250 ± 10%`, {calc}`t -> ns`, about 2 us<!-- ≈ t * 1 sceond -->,
+2.1e-3 us<!-- ≈ 2 * B * 8192 / h100.flops_bf16 ± 1% -->, 7 days<!-- = days -->, 5<!-- = 2 + -->.
+
+```calc
+B = 128
+t = 2 * B * 8192 / h100.flops_bf16 -> us
+w = 3 GBx + (1
+v = 2 *
+t ≈ 0.01 us ± 5%
+```
+"""
+
+
+def full(analysis: DocumentAnalysis) -> tuple:
+    """What :func:`observable` compares, with each value's syntax tree and each check's left name."""
+    seen = list(observable(analysis))
+    seen[4] = [(*binding[:3], _no_id(binding[3])) for binding in seen[4]]
+    return (
+        seen,
+        [v.expr for v in analysis.values],
+        [(c.span, c.left) for c in analysis.checks],
+    )
+
+
+def _no_id(stamp: object) -> object:
+    """A record's fingerprint names the record object (its ``id``), which differs between any two analyses."""
+    return stamp[:2] if isinstance(stamp, tuple) and stamp[:1] == ("record",) else stamp
+
+
+def assert_memo_changes_nothing(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    with_memo = full(analyze_document(text, "draft.md"))
+    with monkeypatch.context() as patch:
+        patch.setattr(parse_memo, "MAX_TEXT", -1)  # nothing is short enough to keep: every text is read afresh
+        without = full(analyze_document(text, "draft.md"))
+    assert with_memo == without
+
+
+def test_repeated_texts_are_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+
+    def counting(text: str, base: int = 0) -> tuple:
+        calls.append(text)
+        return tokenize(text, base)
+
+    monkeypatch.setattr(chain, "tokenize", counting)
+    analysis = analyze_document("`2 * 3 = 6` and `2 * 3 = 6`.\n\nAgain `2 * 3 = 6`, and `2 * 4 = 8`.\n", "draft.md")
+    assert calls == ["2 * 3 = 6", "2 * 4 = 8"]
+    assert [c.status for c in analysis.checks] == ["pass"] * 4
+    assert [analysis.text[c.span.start : c.span.end] for c in analysis.checks] == ["2 * 3 = 6"] * 3 + ["2 * 4 = 8"]
+
+
+def test_repeats_at_other_offsets_report_as_read_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    analysis = analyze_document(REPEATS, "draft.md")
+    assert {d.code for d in analysis.diagnostics} >= {"S001", "N002", "C002", "N001"}
+    for diagnostic in analysis.diagnostics:  # each repeat's findings point into its own text
+        assert 0 <= diagnostic.span.start <= diagnostic.span.end <= len(REPEATS)
+    assert_memo_changes_nothing(REPEATS, monkeypatch)
+
+
+def test_long_blocks_read_in_pieces_and_the_bench_drafts(monkeypatch: pytest.MonkeyPatch) -> None:
+    block = "```calc\n" + "".join(f"x{i % 7} = {i % 5} * 2 ms\nx{i % 7} == {i % 5 * 2} ms\n" for i in range(300))
+    assert_memo_changes_nothing(block + "```\n\n" + block + "```\n", monkeypatch)
+    assert_memo_changes_nothing(book_like(600), monkeypatch)
+    assert_memo_changes_nothing(dense(80), monkeypatch)
+
+
+def test_every_markdown_file_of_the_repository(monkeypatch: pytest.MonkeyPatch) -> None:
+    for folder in ("examples", "docs", "tests/golden"):
+        for path in sorted((ROOT / folder).rglob("*.md")):
+            assert_memo_changes_nothing(path.read_text("utf-8", errors="replace"), monkeypatch)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=8)), max_size=30))
+def test_random_drafts_repeated(monkeypatch: pytest.MonkeyPatch, pieces: list[str]) -> None:
+    text = "".join(pieces)
+    assert_memo_changes_nothing(text + "\n\n" + text + "\n\n> " + text, monkeypatch)
+
+
+def test_a_moved_tree_is_the_tree_read_there() -> None:
+    text = 'x = -f(a.b, [1, 2], bf16[8, 128], (1 GiB -> GB), t["2x2"]) ** 2 + 3 s/h -> ms\ny ≈ 1 + 2 + 3 ± 2 ms\n'
+    statements, problems = parse_statements(tokenize(text, 0)[0], lambda s: s in ("s", "h", "ms", "GiB", "GB"))
+    assert not problems and isinstance(statements[1], ast.Check)
+    moved, _ = parse_statements(tokenize(text, 1234)[0], lambda s: s in ("s", "h", "ms", "GiB", "GB"))
+    assert [rebased(s, 1234) for s in statements] == moved
+    assert rebased(statements[0], 0) is statements[0]

@@ -1,0 +1,98 @@
+"""Stretches (issue 15): consecutive unchanged runs replayed as one, so a keystroke costs a few of them.
+
+A stretch holds while its chunks are the same, no problem starts or ends in
+it, and the names it mentions mean at its start what they meant: each test
+breaks one of these and checks the result against a full analysis.
+"""
+
+from __future__ import annotations
+
+from scaling_core import analyze_document
+from scaling_core.document.incremental import RegionCache
+from tests.core.test_forward_reuse import forward_draft
+from tests.core.test_incremental import observable
+
+
+def typed(text: str, at: str, times: int) -> list[str]:
+    """``times`` versions of ``text``, each with one more character typed after ``at``."""
+    versions = []
+    for _ in range(times):
+        text = text.replace(at, at + "x", 1)
+        at += "x"
+        versions.append(text)
+    return versions
+
+
+def runs_looked_up(text: str, versions: list[str]) -> list[int]:
+    """Runs looked up one by one for each version (after ``text``), each checked against a full analysis."""
+    cache = RegionCache()
+    analyze_document(text, "draft.md", cache=cache)
+    analyze_document(text, "draft.md", cache=cache)
+    counts = []
+    for version in versions:
+        incremental = analyze_document(version, "draft.md", cache=cache)
+        counts.append(cache.runs)
+        assert observable(incremental) == observable(analyze_document(version, "draft.md"))
+    return counts
+
+
+def test_typing_looks_up_a_few_runs_whatever_the_length_of_the_draft() -> None:
+    small, large = forward_draft(8), forward_draft(64)
+    at = "So a step is"
+    small_counts = runs_looked_up(small, typed(small, at, 3))
+    large_counts = runs_looked_up(large, typed(large, at, 3))
+    # The first keystroke replays the runs around the edit one by one; the next ones, a few stretches.
+    assert large_counts[1:] == small_counts[1:]
+    assert max(large_counts[1:]) <= 2
+
+
+def test_edits_moving_around_the_draft_match_a_full_analysis() -> None:
+    text = forward_draft(24)
+    versions = []
+    for section in (20, 3, 12, 20, 0, 23):  # each cuts a stretch of the previous edit in two
+        for version in typed(text, f"## Step {section}\n\nAt", 2):
+            versions.append(version)
+        text = versions[-1]
+        versions.append(text.replace(f"B_{section} = ", f"B_{section} = 1", 1))
+        text = versions[-1]
+    runs_looked_up(forward_draft(24), versions)
+
+
+SHARED = """\
+# Shared sizes
+
+```calc
+D = 8192
+```
+
+"""
+
+READER = "Part {i}: a row of D is `D * 2 byte = 16384 byte` and a claim reads it: 8192<!-- = D -->.\n\n"
+
+
+def assert_each_matches_a_full_analysis(versions: list[str]) -> list[str]:
+    """Analyse each version with one cache; each must equal a full analysis.  Returns the checks' statuses."""
+    cache = RegionCache()
+    for version in versions:
+        incremental = analyze_document(version, "draft.md", cache=cache)
+        full = analyze_document(version, "draft.md")
+        assert observable(incremental) == observable(full)
+    return [c.status for c in full.checks]
+
+
+def test_a_stretch_is_replayed_again_only_while_the_names_it_reads_are_unchanged() -> None:
+    text = SHARED + "".join(READER.format(i=i) for i in range(40))
+    typed = text.replace("# Shared", "# Shared x")  # the parts after the block: a stretch starting after it
+    edited = typed.replace("D = 8192", "D = 4096")  # what that stretch reads changes above it
+    statuses = assert_each_matches_a_full_analysis([text, typed, typed, edited])
+    assert statuses.count("fail") == 80  # every part read the new D
+
+
+def test_a_stretch_is_replayed_again_only_while_no_problem_starts_or_ends_in_it() -> None:
+    parts = [READER.format(i=i) for i in range(40)]
+    parts[5] = "Typing goes here.\n\n"
+    typed = SHARED + "".join(parts).replace("Typing", "Typing x")  # the parts after it: a stretch
+    edited = typed.replace("Typing x", "**Problem 1:** Typing x")  # a problem now runs over that stretch
+    assert_each_matches_a_full_analysis([typed.replace("Typing x", "Typing"), typed, typed, edited, typed])
+    problems = {c.problem for c in analyze_document(edited, "draft.md").checks}
+    assert problems == {None, "Problem 1"}
