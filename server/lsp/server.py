@@ -197,22 +197,30 @@ class MarginServer(LanguageServer):
         """The negotiated position encoding."""
         return str(self.workspace.position_encoding or "utf-16")
 
-    def push(self, document: Document, analysis: DocumentAnalysis) -> None:
+    def push(self, document: Document, analysis: DocumentAnalysis, items: list[types.Diagnostic] | None = None) -> None:
         """Publish diagnostics for one analysed version (push clients only); tell the user about an
-        internal error in it first (:meth:`tell_internal_error`), for pull clients too."""
+        internal error in it first (:meth:`tell_internal_error`), for pull clients too.
+
+        ``items`` are the diagnostics :meth:`prepare_diagnostics` converted off the event loop.
+        """
         self.tell_internal_error(document, analysis)
         if self.pull:
             if self.client_supports_refresh():
                 self.workspace_diagnostic_refresh(None)
             self.save_code_cache_once()
             return
-        items = self.diagnostics_for(document, analysis)
+        if items is None:
+            items = self.diagnostics_for(document, analysis)
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=document.uri, version=document.version, diagnostics=items)
         )
         if self.client_supports_inlay_refresh():
             self.workspace_inlay_hint_refresh(None)
         self.save_code_cache_once()
+
+    def prepare_diagnostics(self, document: Document, analysis: DocumentAnalysis) -> list[types.Diagnostic] | None:
+        """The diagnostics :meth:`push` will publish, converted in the analysis thread (None for pull clients)."""
+        return None if self.pull else self.diagnostics_for(document, analysis)
 
     def diagnostics_for(
         self, document: Document, analysis: DocumentAnalysis, coverage: FileCoverage | None = None

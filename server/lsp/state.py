@@ -46,9 +46,13 @@ class State:
 
     def __init__(
         self,
-        publish: Callable[[Document, DocumentAnalysis], None],
+        publish: Callable[..., None],
         failed: Callable[[Document, BaseException], None] = lambda document, error: None,
+        prepare: Callable[[Document, DocumentAnalysis], object] | None = None,
     ) -> None:
+        """``publish(document, analysis)`` runs on the event loop; with ``prepare``, it is called as
+        ``publish(document, analysis, prepare(document, analysis))``, ``prepare`` running in the
+        analysis thread (the conversion to the protocol's diagnostics: never on the loop)."""
         self.documents: dict[str, Document] = {}
         #: Documents whose edits could not be applied: not checked until their whole text comes again.
         self.desynchronised: set[str] = set()
@@ -70,6 +74,7 @@ class State:
         #: Resolves imports: open documents first, then the disk (rebuilt when the root changes).
         self.loader = make_loader(None, OpenTexts(self.documents), display=str)
         self._publish = publish
+        self._prepare = prepare
         self._failed = failed
         self._fault = os.environ.get(FAULT_HOOK) or None
         self._pending: dict[str, asyncio.Task[None]] = {}
@@ -279,6 +284,9 @@ class State:
         if analysis is not None and self.config.coverage_diagnostics and self.documents.get(uri) is document:
             # The published diagnostics need the coverage: computed here, off the event loop.
             await loop.run_in_executor(self._executor, self.coverage, uri, analysis)
+        prepared = None
+        if analysis is not None and self._prepare is not None and self.documents.get(uri) is document:
+            prepared = await loop.run_in_executor(self._executor, self._prepare, document, analysis)
         current = self.documents.get(uri)
         if analysis is None or current is None or current.version != document.version:
             # Stale: a newer version is on its way (or the document closed, which answers its waiters).
@@ -293,7 +301,10 @@ class State:
             for waiter in self._waiters.pop(key):
                 if not waiter.done():
                     waiter.set_result(analysis)
-        self._publish(document, analysis)
+        if self._prepare is None:
+            self._publish(document, analysis)
+        else:
+            self._publish(document, analysis, prepared)
         del previous
         if self._goes_on(uri, document.version, analysis):
             self.schedule(uri)  # stopped for time: the same version again, from where it stopped
