@@ -208,8 +208,11 @@ class _Lines:
 
 def test_watch_checks_again_after_a_save(drafts: Path) -> None:
     env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    # Ctrl-C is SIGINT at its default: a test run started in the background (`cmd &` without job
+    # control) ignores SIGINT, and a child would inherit that and never stop.
     process = subprocess.Popen([sys.executable, "-m", "server", "check", "--watch", "good.md"], cwd=drafts, env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)  # fmt: skip
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
     out, err = _Lines(process.stdout), _Lines(process.stderr)
     try:
         deadline = time.monotonic() + 60
