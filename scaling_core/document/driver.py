@@ -333,7 +333,7 @@ class Driver:
         spent = self.interpreter.evaluator.budget.elements - elements
         effects = Effects(
             self.chunk_start, tuple(results.diagnostics[diagnostics:]), tuple(results.values.since(values)),
-            tuple(results.checks[checks:]), tuple(results.bindings[bindings:]),
+            tuple(results.checks.since(checks)), tuple(results.bindings[bindings:]),
             tuple(results.references.since(references)), (), spent,
         )  # fmt: skip
         if effects.diagnostics or effects.values or effects.checks or effects.bindings or effects.references or spent:

@@ -71,7 +71,7 @@ class _Extractor(InlineScanner):
     def run(self) -> ChunkScan:
         """Scan the whole text: every region, heading, problem start and marker, in document order."""
         # Level -1: the section level is not known yet (a heading in an earlier chunk decides it, see chunks.py).
-        if self.simple_blocks and "\r" not in self.text:
+        if self.simple_blocks and not self.has_cr:
             self.read_segments(block_starts(self.text))
         else:
             self.walk(_block_parser().parse(self.text), 0, -1, top=True)
@@ -221,7 +221,7 @@ class _Extractor(InlineScanner):
         body_start = first + 1
         if named is not None:  # a ``{calc}`` directive: its option lines (``:label: x``) are not statements
             body_start += directive_options([self.index.line_text(n) for n in range(first + 1, content_end)])
-        if prefix == 0 and body_start < content_end and "\r" not in self.text:  # the common case, written out fast
+        if prefix == 0 and body_start < content_end and not self.has_cr:  # the common case, written out fast
             begin = self.line_offset(body_start)
             rows = self.text[begin : self.index.line_end(content_end - 1)].split("\n")
             lines = list(zip(accumulate(map((1).__add__, map(len, rows)), initial=begin), rows))

@@ -47,6 +47,8 @@ class InlineScanner:
 
     def __init__(self, text: str, index: LineIndex) -> None:
         self.text = text
+        #: Whether the text has a carriage return anywhere (asked once per scan: asking per block was quadratic).
+        self.has_cr = "\r" in text
         self.index = index
         self.out = ChunkScan()
         self.scanned: set[tuple[int, int]] = set()

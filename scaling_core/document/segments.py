@@ -72,7 +72,9 @@ class Segments(Sequence[T]):
     def since(self, start: int) -> list[T]:
         """The items from index ``start`` on, moving into place only the parts that hold them.
 
-        Those parts become one ready part (what is read later reads the same objects).
+        The parts after the one holding ``start`` join it as ready items (what is
+        read later reads the same objects); the items before ``start`` are not
+        copied, so reading each new slice of a long list costs the slice alone.
         """
         parts = self._parts
         first, before = len(parts), self._length
@@ -82,15 +84,18 @@ class Segments(Sequence[T]):
             before -= len(part) if type(part) is list else len(part[0])
         if first == len(parts):
             return []
-        tail: list[T] = []
-        for part in parts[first:]:
+        head = parts[first]
+        if type(head) is not list:
+            recorded, move = head
+            head = list(map(move, recorded))
+        for part in parts[first + 1 :]:
             if type(part) is list:
-                tail.extend(part)
+                head.extend(part)
             else:
                 recorded, move = part
-                tail.extend(map(move, recorded))
-        parts[first:] = [tail]
-        return tail[start - before :]
+                head.extend(map(move, recorded))
+        parts[first:] = [head]
+        return head[start - before :]
 
     def _flat(self) -> list[T]:
         if len(self._parts) == 1 and type(self._parts[0]) is list:
