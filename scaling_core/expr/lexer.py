@@ -25,7 +25,8 @@ from scaling_core.text import Span
 MAGNITUDE_SUFFIXES = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
 
 _SUPERSCRIPTS = {"⁰": 0, "¹": 1, "²": 2, "³": 3, "⁴": 4, "⁵": 5, "⁶": 6, "⁷": 7, "⁸": 8, "⁹": 9}
-_OPERATORS: dict[str, TokenKind] = {
+#: Every operator as written -> its token kind.
+OPERATORS: dict[str, TokenKind] = {
     "**": TokenKind.POWER, "->": TokenKind.ARROW, "+-": TokenKind.PLUSMINUS, "~=": TokenKind.COMPARE,
     "==": TokenKind.COMPARE, "<=": TokenKind.COMPARE, ">=": TokenKind.COMPARE, "≈": TokenKind.COMPARE,
     "≤": TokenKind.COMPARE, "≥": TokenKind.COMPARE, "<": TokenKind.COMPARE, ">": TokenKind.COMPARE,
@@ -38,16 +39,21 @@ _OPERATORS: dict[str, TokenKind] = {
 _SUPERSCRIPT_CLASS = "".join(_SUPERSCRIPTS)
 #: A name, exactly as the lexer reads one (superscripts are exponents, not part of names).
 IDENTIFIER = rf"[^\W\d{_SUPERSCRIPT_CLASS}][^\W{_SUPERSCRIPT_CLASS}]*"
+#: A number without its magnitude suffix, and the suffix (a letter not followed by another).
+NUMBER = r"(?:[0-9][0-9_]*(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+SUFFIX = r"[kKMBT](?!\w)"
+#: An operator: the two-character ones first.
+OPERATOR = r"\*\*|->|\+-|~=|==|<=|>=|[≈≤≥<>±→=+\-−*×·⋅/÷^%.,()\[\]]"
 # One master pattern, tried at each position; the group that matched names the token.
 _TOKEN = re.compile(
     r"(?P<space>[ \t\f\v\u00a0]+)"
     r"|(?P<comment>#[^\r\n]*)"
     r"|(?P<newline>\r\n|\r|\n)"
-    r"|(?P<number>(?:[0-9][0-9_]*(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)(?P<suffix>[kKMBT](?!\w))?"
+    rf"|(?P<number>{NUMBER})(?P<suffix>{SUFFIX})?"
     rf"|(?P<super>⁻?[{_SUPERSCRIPT_CLASS}]+)"
     rf"|(?P<ident>{IDENTIFIER})"
     r'|(?P<string>"[^"\r\n]*")'
-    r"|(?P<op>\*\*|->|\+-|~=|==|<=|>=|[≈≤≥<>±→=+\-−*×·⋅/÷^%.,()\[\]])"
+    rf"|(?P<op>{OPERATOR})"
 )
 _DEFINITION_START = re.compile(r"[ \t]*[^\W\d]\w*[ \t]*=(?!=)")
 #: A number that may take another digit group after a comma (``1`` or ``1,680``), and such a group.
@@ -57,9 +63,9 @@ _SEPARATED_DIGITS = re.compile(r"[0-9],[0-9]{3}")
 _new_token = tuple.__new__  # NamedTuple construction without keyword handling (hot path)
 #: Operators read without the master pattern (hot path): two characters, and one character except ``.``
 #: (which may start a number, ``.5``).  The pattern tries the two-character ones first, as here.
-_TWO_CHAR_OPERATORS = {op: kind for op, kind in _OPERATORS.items() if len(op) == 2}
-_ONE_CHAR_OPERATORS = {op: kind for op, kind in _OPERATORS.items() if len(op) == 1 and op != "."}
-_OPERATOR_STARTS = frozenset(op[0] for op in _OPERATORS if op != ".")
+_TWO_CHAR_OPERATORS = {op: kind for op, kind in OPERATORS.items() if len(op) == 2}
+_ONE_CHAR_OPERATORS = {op: kind for op, kind in OPERATORS.items() if len(op) == 1 and op != "."}
+_OPERATOR_STARTS = frozenset(op[0] for op in OPERATORS if op != ".")
 _OPENERS = (TokenKind.LPAREN, TokenKind.LBRACKET)
 _CLOSERS = (TokenKind.RPAREN, TokenKind.RBRACKET)
 
@@ -190,7 +196,7 @@ def _lex(text: str, base: int, tokens: list[Token], diagnostics: list[Diagnostic
             spaced = False
         elif kind == "op":
             op = match.group()
-            token_kind = _OPERATORS[op]
+            token_kind = OPERATORS[op]
             tokens.append(new(Token, (token_kind, op, new(Span, (base + pos, base + end)), 0.0, "", spaced)))
             if token_kind in _OPENERS:
                 depth += 1

@@ -8,7 +8,9 @@ those trees moved there (:func:`rebased`), a fraction of the cost of lexing
 and parsing it again.  Trees are immutable, so at the same offset the copy is
 the tree itself.  The result is exactly what reading the text again gives:
 what the lexer and parser produce depends on the text alone (and on the unit
-registry, fixed for an analysis).
+registry, fixed for an analysis).  A text read for the first time is read
+straight into trees when its lines are plain (:mod:`scaling_core.expr.plain_lines`),
+else lexed and parsed.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from scaling_core.expr import syntax as ast
 from scaling_core.expr.chain import ChainLink, Equation, read_code_span
 from scaling_core.expr.lexer import tokenize, tokenize_lines
 from scaling_core.expr.parser import parse_claim_expression, parse_statements
+from scaling_core.expr.plain_lines import read_plain_block, read_plain_claim, read_plain_text
 from scaling_core.text import Span
 
 #: Texts longer than this are read afresh each time (long blocks seldom repeat; it bounds the memo's memory).
@@ -38,6 +41,9 @@ Statements = tuple[list[Diagnostic], list[ast.Statement], list[Diagnostic]]
 
 class ParseMemo:
     """What the lexer and parser made of each text this analysis read, by text."""
+
+    #: Whether plain calc lines are read straight into trees (``plain_lines.py``); tests turn it off to compare.
+    plain_lines = True
 
     def __init__(self, is_unit: Callable[[str], bool]) -> None:
         self.is_unit = is_unit
@@ -66,8 +72,13 @@ class ParseMemo:
             problems, expr, tolerance, problem = known[1]
             return (_diagnostics(problems, delta), rebased(expr, delta), rebased(tolerance, delta),
                     None if problem is None else _diagnostic(problem, delta))  # fmt: skip
-        tokens, problems = tokenize(text, base)
-        claim: Claim = (problems, *parse_claim_expression(tokens, self.is_unit))
+        plain = read_plain_claim(text, base, self.is_unit) if self.plain_lines else None
+        claim: Claim
+        if plain is not None:
+            claim = ([], plain[0], plain[1], None)
+        else:
+            tokens, problems = tokenize(text, base)
+            claim = (problems, *parse_claim_expression(tokens, self.is_unit))
         _keep(self._claims, text, (base, claim))
         return claim
 
@@ -76,8 +87,12 @@ class ParseMemo:
         known = self._inline.get(text)
         if known is not None:
             return _statements(known[1], base - known[0])
-        tokens, problems = tokenize(text, base)
-        statements: Statements = (problems, *parse_statements(tokens, self.is_unit))
+        plain = read_plain_text(text, base, self.is_unit) if self.plain_lines else None
+        if plain is not None:
+            statements: Statements = ([], plain, [])
+        else:
+            tokens, problems = tokenize(text, base)
+            statements = (problems, *parse_statements(tokens, self.is_unit))
         _keep(self._inline, text, (base, statements))
         return statements
 
@@ -96,8 +111,15 @@ class ParseMemo:
             known = self._blocks.get(key)
             if known is not None:
                 return _statements(known[1], first - known[0])
-        tokens, problems = tokenize_lines(text, lines, end, following=following, contiguous=contiguous)
-        statements: Statements = (problems, *parse_statements(tokens, self.is_unit))
+        plain = (
+            read_plain_block(text, lines, following=following, contiguous=contiguous, is_unit=self.is_unit)
+            if self.plain_lines else None
+        )  # fmt: skip
+        if plain is not None:
+            statements: Statements = ([], plain, [])
+        else:
+            tokens, problems = tokenize_lines(text, lines, end, following=following, contiguous=contiguous)
+            statements = (problems, *parse_statements(tokens, self.is_unit))
         if key is not None:
             _keep(self._blocks, key, (first, statements))
         return statements
