@@ -37,3 +37,24 @@ def collector_paused() -> Iterator[None]:
         if len(sys.modules) != loaded:
             gc.freeze()
         gc.enable()
+
+
+@contextmanager
+def collector_held_for_analysis() -> Iterator[None]:
+    """No cyclic collection while an analysis runs; what is alive after it is frozen.
+
+    An analysis allocates ~100 objects per region and keeps most of them (its
+    results, and the region cache's records for the next analysis), so the
+    collector's young passes during it traverse objects that all survive:
+    measured on a keystroke in a 5 MB draft, 0.67 s of CPU with the collector,
+    0.49 s held and frozen like this.  Analyses leave no cyclic garbage
+    (measured: ``gc.collect()`` after each of a run of edits on every bench
+    shape finds nothing), and frozen objects are still freed by reference
+    counting when the next analysis replaces them, so nothing is kept longer.
+    """
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.enable()

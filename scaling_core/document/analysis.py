@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import partial
 
 from scaling_core.config import Config
@@ -18,7 +18,19 @@ from scaling_core.document.cells import python_cells
 from scaling_core.document.driver import Driver
 from scaling_core.document.effects import Effects, Results
 from scaling_core.document.extract import extract
-from scaling_core.document.imports import Edge, ImportMemo, SharedImport, imports_in
+from scaling_core.document.import_context import (  # ImportContext and SourceLoader: re-exported for callers
+    ImportContext as ImportContext,
+)
+from scaling_core.document.import_context import (
+    SourceLoader as SourceLoader,
+)
+from scaling_core.document.import_context import (
+    keep_import,
+    load_import,
+    share_analysis,
+    shared_import,
+)
+from scaling_core.document.imports import imports_in
 from scaling_core.document.incremental import RegionCache
 from scaling_core.document.interpret import Interpreter, internal_error
 from scaling_core.document.names import in_calc_block, locate_unknown_names, suggest_names
@@ -28,16 +40,11 @@ from scaling_core.document.shift import shift_regions
 from scaling_core.document.verdicts import problem_diagnostic, problem_verdict, span_start
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.values import OUT_OF_TIME, Budget, EvaluationError, Limits
-from scaling_core.external import TrustedCode
 from scaling_core.hardware.records import hardware_records
-from scaling_core.measured import MeasurementSource
 from scaling_core.prelude import caller
 from scaling_core.text import LineIndex, Span
 from scaling_core.units.arrays import quiet_arrays
 from scaling_core.units.registry import default_registry
-
-#: Resolves ``import "target"`` from the importing path: (resolved path, text) or None.
-SourceLoader = Callable[[str, str], "tuple[str, str] | None"]
 
 #: Errors of an imported draft that its importer reports at the import too (besides a cycle, N007): out of time.
 _PASSED_ON = (OUT_OF_TIME,)
@@ -47,34 +54,6 @@ _FAILING = frozenset((CheckStatus.FAIL, CheckStatus.WARN))
 
 class AnalysisCancelled(Exception):
     """Raised by ``analyze_document`` when its ``cancelled`` callback says the result is no longer wanted."""
-
-
-@dataclass
-class ImportContext:
-    """Shared across one analysis and the analyses of what it imports."""
-
-    loader: SourceLoader | None = None
-    cache: dict[str, DocumentAnalysis] = field(default_factory=dict)
-    stack: list[str] = field(default_factory=list)
-    #: Runs ```` ```python calc ```` blocks elsewhere when ``config.trust`` (None: they are not run).
-    trusted: TrustedCode | None = None
-    #: What the analysis under way, with what it imports, has spent of its limits (None between analyses).
-    budget: Budget | None = None
-    #: Answers ``measure_*`` calls from the measurement cache (None: they are untested).
-    measurements: MeasurementSource | None = None
-    #: Imported drafts' analyses kept across analyses (the language server's; ``imports.py``).
-    memo: ImportMemo | None = None
-    #: Every ``import`` met, nested ones too: (importing path, target as written, resolved path, text).
-    edges: list[Edge] = field(default_factory=list)
-    #: Every ``import`` each analysed draft met, nested ones too (by resolved path, as ``cache``).
-    reads: dict[str, tuple[Edge, ...]] = field(default_factory=dict)
-    #: What ``loader`` answered, by (importing path, target as written): each import is read once.
-    loaded: dict[tuple[str, str], tuple[str, str] | None] = field(default_factory=dict)
-
-    @property
-    def imported(self) -> frozenset[str]:
-        """Every draft read through an ``import``, nested ones too (resolved paths)."""
-        return frozenset(edge[2] for edge in self.edges if edge[2])
 
 
 def analyze_document(
@@ -108,6 +87,8 @@ def analyze_document(
     try:
         known = index if index is not None and index.text is text else None
         result = _analyze(text, path, config, context, cache, known, check_stop)
+        if owner and context.share:
+            share_analysis(result, text, config, context)
     except AnalysisCancelled:
         if cache is not None:
             cache.abandon()
@@ -234,7 +215,7 @@ def _placed(start: int, scan: ChunkScan) -> list[Region]:
 
 
 def _import(statement: ast.Import, path: str, config: Config, context: ImportContext) -> dict[str, Binding]:
-    loaded = _load(context, path, statement.path)
+    loaded = load_import(context, path, statement.path)
     if loaded is None:
         context.edges.append((path, statement.path, "", ""))  # not found: a draft that reads it depends on that too
         message = f"cannot import '{statement.path}': no such file in the workspace"
@@ -245,7 +226,8 @@ def _import(statement: ast.Import, path: str, config: Config, context: ImportCon
         raise EvaluationError(make_diagnostic("N007", f"import cycle: {chain}", statement.path_span))
     if target not in context.cache:
         _resolve(target, text, config, context)
-    context.edges.extend(context.reads.get(target, ()))
+    if target in context.reads:
+        context.edges.append(context.reads[target])
     context.edges.append((path, statement.path, target, text))
     imported = context.cache[target]
     if context.budget is not None and context.budget.stopped:
@@ -253,14 +235,6 @@ def _import(statement: ast.Import, path: str, config: Config, context: ImportCon
     for failed in (d for d in imported.diagnostics if d.code == "N007" or d.message.startswith(_PASSED_ON)):
         raise EvaluationError(make_diagnostic(failed.code, failed.message, statement.path_span))
     return imported.exports
-
-
-def _load(context: ImportContext, importer: str, written: str) -> tuple[str, str] | None:
-    """What the loader gives for ``import "written"`` in ``importer`` (asked once per analysis)."""
-    key = (importer, written)
-    if key not in context.loaded:
-        context.loaded[key] = context.loader(importer, written) if context.loader is not None else None
-    return context.loaded[key]
 
 
 def _resolve(target: str, text: str, config: Config, context: ImportContext) -> None:
@@ -271,7 +245,7 @@ def _resolve(target: str, text: str, config: Config, context: ImportContext) -> 
     with ``context.stack`` the chain of importers that leads to it (as when
     its importer's analysis meets the import), so a cycle is still N007.
     """
-    if _shared(target, text, config, context):
+    if shared_import(target, text, config, context):
         return
     base = len(context.stack)
     frames = [(target, text, iter(imports_in(text)))]
@@ -281,9 +255,9 @@ def _resolve(target: str, text: str, config: Config, context: ImportContext) -> 
             path, body, pending = frames[-1]
             written = next(pending, None)
             if written is not None:
-                loaded = _load(context, path, written)
+                loaded = load_import(context, path, written)
                 if loaded is not None and loaded[0] not in context.stack and loaded[0] not in context.cache:
-                    if not _shared(*loaded, config, context):
+                    if not shared_import(*loaded, config, context):
                         frames.append((*loaded, iter(imports_in(loaded[1]))))
                         context.stack.append(loaded[0])
                 continue
@@ -294,27 +268,10 @@ def _resolve(target: str, text: str, config: Config, context: ImportContext) -> 
         del context.stack[base:]
 
 
-def _shared(target: str, text: str, config: Config, context: ImportContext) -> bool:
-    """Whether ``context.memo`` had a valid analysis of ``target`` (now in ``context.cache``)."""
-    if context.memo is None or context.loader is None:
-        return False
-    shared = context.memo.get(target, text, config, context.stack, partial(_load, context))
-    if shared is None:
-        return False
-    context.cache[target], context.reads[target] = shared.analysis, shared.edges
-    return True
-
-
 def _analyze_import(target: str, text: str, config: Config, context: ImportContext) -> None:
     """Analyse an imported draft (whose own imports are analysed already) into ``context.cache`` and the memo."""
     mark = len(context.edges)
-    analysis = analyze_document(text, target, config, context.loader, context)
-    reads = tuple(dict.fromkeys(context.edges[mark:]))  # its importer adds them to its own when it imports it
-    del context.edges[mark:]
-    context.cache[target], context.reads[target] = analysis, reads
-    stopped = context.budget is not None and context.budget.stopped
-    if context.memo is not None and not stopped:
-        context.memo.put(target, SharedImport(text, config, analysis, reads))
+    keep_import(target, text, config, context, analyze_document(text, target, config, context.loader, context), mark)
 
 
 def _checks(results: Results, suppressions: list[Suppression], config: Config, listed: bool) -> Sequence[CheckResult]:

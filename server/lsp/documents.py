@@ -7,13 +7,14 @@ it is read (an analysis starts), so a burst of keystrokes is cheap.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 
 from scaling_core import LineIndex
+from scaling_core.document.imports import Reads, SharedImport
 from server.lsp.buffer import BufferIndex, TextBuffer
 from server.lsp.convert import PositionConverter
 
@@ -56,30 +57,64 @@ class Document:
         return PositionConverter(self.index, encoding)
 
 
+class OpenDocuments(MutableMapping[str, Document]):
+    """The open documents by uri, counting their changes: :attr:`generation` grows with every
+    version stored, document opened or closed (what the import loader may answer changes only then)."""
+
+    def __init__(self) -> None:
+        self._documents: dict[str, Document] = {}
+        self.generation = 0
+
+    def __getitem__(self, uri: str) -> Document:
+        return self._documents[uri]
+
+    def __setitem__(self, uri: str, document: Document) -> None:
+        self._documents[uri] = document
+        self.generation += 1
+
+    def __delitem__(self, uri: str) -> None:
+        del self._documents[uri]
+        self.generation += 1
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._documents)
+
+    def __len__(self) -> int:
+        return len(self._documents)
+
+    def __contains__(self, uri: object) -> bool:
+        return uri in self._documents
+
+    def snapshot(self) -> dict[str, Document]:
+        """The documents open now, copied at once (safe from the analysis thread)."""
+        return self._documents.copy()
+
+
 class OpenTexts(Mapping[str, str]):
     """The open documents' texts by file path: the import loader's overlay.
 
-    A live view of ``documents`` (uri -> :class:`Document`): an import
-    resolved later sees the versions open then.
+    A live view of ``documents``: an import resolved later sees the versions open then.
     """
 
-    def __init__(self, documents: Mapping[str, Document]) -> None:
+    def __init__(self, documents: OpenDocuments) -> None:
         self._documents = documents
-        #: Open uris by path, for the uris open when it was built.
-        self._by_path: dict[str, str] = {}
-        self._uris: frozenset[str] = frozenset()
+        #: (``documents.generation``, the uris open then, those uris by path): one value, replaced
+        #: at once, as analyses in more than one thread may read it.
+        self._view: tuple[int, frozenset[str], dict[str, str]] = (-1, frozenset(), {})
 
     def __getitem__(self, path: str) -> str:
-        uris = frozenset(list(self._documents))  # a snapshot: read from the analysis thread
-        if uris != self._uris:
-            self._by_path, self._uris = {uri_to_path(uri): uri for uri in uris}, uris
-        document = self._documents.get(self._by_path.get(path, ""))
+        generation, uris, by_path = view = self._view
+        if self._documents.generation != generation:  # the uris as a snapshot: read from analysis threads
+            generation, now = self._documents.generation, frozenset(self._documents.snapshot())
+            view = (generation, now, by_path if now == uris else {uri_to_path(uri): uri for uri in now})
+            self._view = view
+        document = self._documents.get(view[2].get(path, ""))
         if document is None:
             raise KeyError(path)
         return document.text
 
     def __iter__(self) -> Iterator[str]:
-        return iter([document.path for document in self._documents.values()])
+        return iter([document.path for document in self._documents.snapshot().values()])
 
     def __len__(self) -> int:
         return len(self._documents)
@@ -124,3 +159,78 @@ def whole_text_again(
         return None
     first = changes[wholes[-1]]
     return apply_changes(Document(uri, version, first.text), version, changes[wholes[-1] + 1 :], encoding)
+
+
+class ImportReaders:
+    """Which open documents read which drafts through imports, as their latest analyses found.
+
+    Also the loader's answers while no document changes: the analyses of the
+    drafts importing an edited one (run one after the other) resolve each
+    ``import`` once between them, and see one set of files.
+    """
+
+    def __init__(self) -> None:
+        #: The drafts each document's latest analysis read (resolved paths), and whether one of
+        #: its imports was not found (a draft opened or written later may be the one).
+        self.depends: dict[str, tuple[frozenset[str], bool]] = {}
+        #: The other way round: by resolved path, the documents whose latest analysis read it.
+        self._read_by: dict[str, set[str]] = {}
+        self._answers: dict[tuple[str, str], tuple[str, str] | None] = {}
+        #: The imported drafts' analyses found to read what ``_answers`` holds.
+        self._checked: dict[str, SharedImport] = {}
+        self._answered_at: tuple[int, object] = (-1, None)
+
+    def answers(
+        self, documents: OpenDocuments, loader: object
+    ) -> tuple[dict[tuple[str, str], tuple[str, str] | None], dict[str, SharedImport]]:
+        """What ``loader`` answered, by (importing path, target as written), while ``documents`` and the
+        loader stay as they are, and the imported drafts' analyses found to read it (the analysis thread's)."""
+        now = (documents.generation, loader)
+        if now != self._answered_at:
+            self._answers, self._checked, self._answered_at = {}, {}, now
+        return self._answers, self._checked
+
+    def forget_answers(self) -> None:
+        """Ask the loader again (the settings changed, or answers from outside the engine)."""
+        self._answers, self._checked = {}, {}
+
+    def is_read(self, path: str) -> bool:
+        """Whether another document's latest analysis read ``path`` through an import."""
+        return path in self._read_by
+
+    def record(self, uri: str, read: Reads) -> None:
+        """Remember what the latest analysis of ``uri`` read through imports."""
+        before = self.depends.get(uri)
+        self.depends[uri] = (read.paths, read.missed)
+        gone = before[0] - read.paths if before is not None else frozenset()
+        new = read.paths - before[0] if before is not None else read.paths
+        for path in gone:
+            readers = self._read_by.get(path)
+            if readers is not None:
+                readers.discard(uri)
+                if not readers:
+                    del self._read_by[path]
+        for path in new:
+            self._read_by.setdefault(path, set()).add(uri)
+
+    def forget(self, uri: str) -> None:
+        """``uri`` closed: it reads nothing now."""
+        self.record(uri, Reads(()))
+        self.depends.pop(uri, None)
+
+    def importers_of(self, uri: str, documents: Mapping[str, Document]) -> list[str]:
+        """The other open documents that may read ``uri`` through an import (nested ones too).
+
+        Those whose latest analysis read it, one of whose imports was not
+        found, or that have not been analysed yet: not the others, so typing
+        in a draft nothing imports re-checks that draft alone.
+        """
+        path = uri_to_path(uri)
+        found = []
+        for other in documents:
+            if other == uri:
+                continue
+            depends = self.depends.get(other)
+            if depends is None or depends[1] or path in depends[0]:
+                found.append(other)
+        return found

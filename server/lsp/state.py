@@ -31,7 +31,8 @@ from scaling_core.document.incremental import RegionCache
 from scaling_core.expr.values import OUT_OF_TIME
 from scaling_core.queries.coverage import FileCoverage, document_coverage
 from server.analysis.runner import AnalysisRunner, runner_for
-from server.lsp.documents import Document, OpenTexts, uri_to_path
+from server.collector import collector_held_for_analysis
+from server.lsp.documents import Document, ImportReaders, OpenDocuments, OpenTexts
 from server.lsp.trusted import Background
 from server.measurements import LiveCache
 from server.workspace import load_project, make_loader
@@ -53,14 +54,13 @@ class State:
         """``publish(document, analysis)`` runs on the event loop; with ``prepare``, it is called as
         ``publish(document, analysis, prepare(document, analysis))``, ``prepare`` running in the
         analysis thread (the conversion to the protocol's diagnostics: never on the loop)."""
-        self.documents: dict[str, Document] = {}
+        self.documents = OpenDocuments()
         #: Documents whose edits could not be applied: not checked until their whole text comes again.
         self.desynchronised: set[str] = set()
         self.analyses: dict[str, tuple[int, DocumentAnalysis]] = {}
         self.caches: dict[str, RegionCache] = {}
-        #: The drafts each document's latest analysis read through imports (resolved paths), and whether
-        #: one of its imports was not found (a draft opened or written later may be the one).
-        self.depends: dict[str, tuple[frozenset[str], bool]] = {}
+        #: What each document's latest analysis read through imports, and the loader's answers meanwhile.
+        self.readers = ImportReaders()
         #: Imported drafts' analyses, shared by every importer (``scaling_core/document/imports.py``).
         self.import_memo = ImportMemo()
         #: Each document's coverage with the analysis it was computed from (see :meth:`coverage`).
@@ -121,6 +121,7 @@ class State:
         self.analyses.clear()
         self.caches.clear()
         self.import_memo = ImportMemo()
+        self.readers.forget_answers()
         self._coverage.clear()
 
     def resume(self) -> None:
@@ -160,35 +161,24 @@ class State:
                 self._loop.call_soon_threadsafe(self.measurements_changed, uri)
         cache = self.caches.setdefault(document.uri, RegionCache())
         context = ImportContext(self.loader, trusted=self.background_code(), memo=self.import_memo,
-                                measurements=self.measurements)  # fmt: skip
+                                measurements=self.measurements, share=self.readers.is_read(document.path))  # fmt: skip
+        context.loaded, context.checked = self.readers.answers(self.documents, self.loader)
         try:
             self._inject_fault(document)
-            analysis = analyze_document(
-                document.text, document.path, self.config, context=context, cache=cache,
-                index=document.index, cancelled=lambda: documents.get(uri) is not document,
-            )  # fmt: skip
+            with collector_held_for_analysis():
+                analysis = analyze_document(
+                    document.text, document.path, self.config, context=context, cache=cache,
+                    index=document.index, cancelled=lambda: documents.get(uri) is not document,
+                )  # fmt: skip
         except AnalysisCancelled:
             self.cancelled += 1
             return None
-        self.depends[uri] = (context.imported, any(not edge[2] for edge in context.edges))
+        self.readers.record(uri, context.read())
         return analysis
 
     def importers_of(self, uri: str) -> list[str]:
-        """The other open documents that may read ``uri`` through an import (nested ones too).
-
-        Those whose latest analysis read it, one of whose imports was not
-        found, or that have not been analysed yet: not the others, so typing
-        in a draft nothing imports re-checks that draft alone.
-        """
-        path = uri_to_path(uri)
-        found = []
-        for other in self.documents:
-            if other == uri:
-                continue
-            depends = self.depends.get(other)
-            if depends is None or depends[1] or path in depends[0]:
-                found.append(other)
-        return found
+        """The other open documents that may read ``uri`` through an import (``ImportReaders.importers_of``)."""
+        return self.readers.importers_of(uri, self.documents)
 
     def analyze_plain(self, document: Document) -> DocumentAnalysis:
         """Analyse without touching the per-document caches (workspace checks, other threads)."""
@@ -253,6 +243,7 @@ class State:
         documents whose text holds ``marker`` (not ``skip``), without their region caches (a replayed region
         would keep the old answer) or imported drafts' analyses.  Runs on the event loop."""
         self.import_memo = ImportMemo()
+        self.readers.forget_answers()
         for uri, document in list(self.documents.items()):
             if uri != skip and marker in document.text:
                 self.caches.pop(uri, None)
@@ -361,7 +352,8 @@ class State:
                     waiter.set_result(None)  # requests about a closed document answer "nothing"
         self.analyses.pop(uri, None)
         self.caches.pop(uri, None)
-        self.depends.pop(uri, None)
+        if uri in self.readers.depends:
+            self.readers.forget(uri)
         self._stops.pop(uri, None)
         self._coverage.pop(uri, None)
         pending = self._pending.pop(uri, None)
