@@ -37,7 +37,7 @@ from scaling_core.document.regions import (
     ProblemRegion,
     Region,
 )
-from scaling_core.document.stretches import StretchBuilder, collect, keep, replay_stretch
+from scaling_core.document.stretches import StretchBuilder, collect, keep, replay_stretch, scopes_shape
 
 #: ``cancelled`` is polled every this many regions (a poll costs ~0.1 µs, a replayed region ~14 µs).
 STOP_POLL_REGIONS = 64
@@ -123,8 +123,7 @@ class Driver:
             if stretches and (replayed := replay_stretch(self, chunks, index, builder)):
                 after = index + replayed
                 continue
-            # The chunk's regions by scope; one with nothing checked is skipped (entering its scope changes nothing).
-            scopes = [(p, low, high) for p, low, high in self.scopes(scan, start, end) if self.checked(scan, low, high)]
+            scopes = self.checked_scopes(scan, start, end)
             if not scopes or budget.stopped:
                 builder.clear() if budget.stopped else builder.skip(scan)
                 continue  # out of time: E003 says where
@@ -135,12 +134,16 @@ class Driver:
             if edited or not self.replay(scan, start, scopes):
                 keep(self, builder)
                 self.record(scan, start, scopes, placed(start, scan))
-            elif stretches and len(scopes) == 1:
-                collect(self, builder, scan, self.run, self.key, scopes[0][2] - scopes[0][1])
+            elif stretches:
+                collect(self, builder, scan, self.run, self.key, scopes[-1][2] - scopes[0][1], len(scopes) == 1)
             else:
                 keep(self, builder)
         keep(self, builder)
         self.forward.finish()
+
+    def checked_scopes(self, scan: ChunkScan, start: int, end: int) -> Scopes:
+        """The chunk's regions by scope, leaving out a scope with nothing checked (entering it changes nothing)."""
+        return [(p, low, high) for p, low, high in self.scopes(scan, start, end) if self.checked(scan, low, high)]
 
     def scopes(self, scan: ChunkScan, start: int, end: int) -> Scopes:
         """The chunk's regions by the problem they are in: (problem, first index, index after the last)."""
@@ -250,7 +253,7 @@ class Driver:
         local = scope.local
         inputs = inputs_for(names, local, scope.top_level, scope.records)
         top = inputs_for(names, None, scope.top_level, scope.records) if len(scopes) > 1 else None
-        shape = tuple((p.ident if p is not None else None, low, high) for p, low, high in scopes)
+        shape = scopes_shape(scopes)
         key = ("run", id(scan), shape, scope.problem, local is not None, inputs, top)
         run = self.cache.get_run(key, scan)
         self.key, self.run = key, run  # for the run's record, or a stretch

@@ -359,7 +359,7 @@ def inputs_for(
         if binding is not None:
             stamp = binding.fingerprint if binding.fingerprint is not None else fingerprint(binding.value)
         else:
-            record = records.get(name)
-            stamp = None if record is None else ("record", name, id(record))
+            record = records.get(name)  # tagged apart from a binding's stamp: which one a name is shows in its stamp
+            stamp = None if record is None else ("chip", name, id(record))
         names.append((name, stamp, name in scope))
     return tuple(names)

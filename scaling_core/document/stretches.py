@@ -18,6 +18,14 @@ of the stretch.  So each run's key comes out as it was, and replaying
 the stretch is replaying its runs, in order, without looking them up.  An
 edit inside a stretch breaks it; its runs are then replayed one by one,
 and the unchanged ones before and after the edit form two new stretches.
+
+A stretch that starts at the top level may also cross problems (long
+drafts have chunks holding a problem's start or end, measured: 90% of the
+runs of a 2 MB draft).  Its chunks must then fall into the same scopes as
+before (each run's shape, checked chunk by chunk), and every name it
+mentions must mean at the top level what it meant: a problem starts with
+an empty local scope, so a name a run inside it reads before any run of
+the stretch mentioned it is read from the top level (or is a chip).
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ from scaling_core.document.incremental import inputs_for
 from scaling_core.document.regions import ChunkScan, ProblemRegion
 
 if TYPE_CHECKING:
-    from scaling_core.document.driver import Driver
+    from scaling_core.document.driver import Driver, Scopes
 
 #: A stretch is formed from at least this many consecutive replayed runs (one is replayed as a run).
 SHORTEST = 2
@@ -57,12 +65,19 @@ class Stretch:
     counted: int
     elements: int
     regions: int
+    #: Whether it crosses problems (it then starts at the top level, and ``inputs`` are as the top level sees them).
+    multi: bool = False
+
+
+def scopes_shape(scopes: Sequence[tuple[ProblemRegion | None, int, int]]) -> tuple[Any, ...]:
+    """A chunk's scopes as a run's key holds them: (problem identifier or None, first region, region after the last)."""
+    return tuple((p.ident if p is not None else None, low, high) for p, low, high in scopes)
 
 
 class StretchBuilder:
     """Collects the runs replayed one by one, in order, and makes a stretch of each unbroken sequence."""
 
-    __slots__ = ("scans", "runs", "keys", "problem", "holder", "regions", "whole")
+    __slots__ = ("scans", "runs", "keys", "problem", "holder", "regions", "whole", "multi", "top_start")
 
     def __init__(self) -> None:
         self.scans: list[ChunkScan] = []
@@ -74,11 +89,31 @@ class StretchBuilder:
         self.regions = 0
         #: The one stretch collected, when nothing else was (it is kept as it is).
         self.whole: Stretch | None = None
+        #: Whether the runs collected cross problems, and whether the first of them starts at the top level.
+        self.multi = False
+        self.top_start = False
+
+    def fits(self, single: bool, problem: str | None, holder: ProblemRegion | None) -> bool:
+        """Whether a run (or stretch) that starts in ``problem`` (``single``: and stays there) may join the runs
+        collected: in their one scope, or anywhere when they started at the top level (they then cross problems)."""
+        if not self.scans:
+            return True
+        return (not self.multi and single and problem == self.problem and holder is self.holder) or self.top_start
+
+    def start(self, single: bool, top_level: bool) -> bool:
+        """Before adding a run (or stretch) that ``fits``: note how the runs collected are scoped.  False when it
+        cannot be collected (it crosses problems from inside one), and nothing is collected then."""
+        if not self.scans:
+            self.multi, self.top_start = not single, top_level
+            return single or top_level
+        if not single:
+            self.multi = True
+        return True
 
     def add(self, scan: ChunkScan, run: Any, key: tuple[Any, ...] | None, problem: str | None, regions: int) -> None:
-        """A chunk just replayed as one run in ``problem``'s scope (``run`` None: nothing in it is checked)."""
+        """A chunk just replayed as one run starting in ``problem``'s scope (``run`` None: nothing in it is checked)."""
         if self.scans and problem != self.problem:
-            self.clear()
+            self.multi = True  # it fits (the caller asked): the runs collected cross problems
         self.problem = problem
         if run is not None:  # a stretch followed by chunks with nothing checked is still that stretch
             self.whole = None
@@ -93,8 +128,10 @@ class StretchBuilder:
             self.add(scan, None, None, self.problem, 0)
 
     def add_stretch(self, stretch: Stretch) -> None:
-        """A stretch just replayed whole."""
+        """A stretch just replayed whole (it ``fits``, and ``start`` was asked)."""
         self.whole = None if self.scans else stretch
+        if self.scans and stretch.problem != self.problem:
+            self.multi = True
         self.problem = stretch.problem
         self.scans += stretch.scans
         self.runs += stretch.runs
@@ -104,6 +141,7 @@ class StretchBuilder:
     def clear(self) -> None:
         """Start over (the sequence broke)."""
         self.scans, self.runs, self.keys, self.regions, self.whole = [], [], [], 0, None
+        self.multi = self.top_start = False
 
     def stretch(self) -> Stretch | None:
         """The stretch of the runs collected so far (None if too few), and start over."""
@@ -114,18 +152,41 @@ class StretchBuilder:
         runs = [run for run in self.runs if run is not None]
         made = None
         if len(runs) >= SHORTEST:
-            first: dict[str, Any] = {}
-            for key in self.keys:
-                if key is not None:
-                    for entry in key[5]:  # the run's inputs: (name, stamp, defined in this scope)
-                        first.setdefault(entry[0], entry)
+            first = _first_inputs(self.keys, self.multi)
             keyed = {key: run for key, run in zip(self.keys, self.runs) if key is not None}
             made = Stretch(
-                tuple(self.scans), tuple(self.runs), tuple(self.keys), keyed, self.problem, tuple(first), tuple(first.values()),
-                sum(run.counted for run in runs), sum(run.elements for run in runs), self.regions,
+                tuple(self.scans), tuple(self.runs), tuple(self.keys), keyed, None if self.multi else self.problem,
+                tuple(first), tuple(first.values()), sum(run.counted for run in runs), sum(run.elements for run in runs),
+                self.regions, self.multi,
             )  # fmt: skip
         self.clear()
         return made
+
+
+def _first_inputs(keys: Sequence[tuple[Any, ...] | None], multi: bool) -> dict[str, Any]:
+    """What each name the runs of ``keys`` mention meant where the first of them to mention it starts.
+
+    A run's key holds (name, stamp, defined in this scope) for each name, in
+    the scope the run starts in, and as the top level sees them when it
+    crosses problems.  Across problems (``multi``) the entry is as the top level
+    sees it: a run inside a problem that mentions a name first reads it from
+    the top level or the chips (the problem's local scope holds only what runs
+    of the stretch defined), so its stamp tells which: a chip's is tagged apart.
+    """
+    first: dict[str, Any] = {}
+    for key in keys:
+        if key is None:
+            continue
+        in_problem, own, top = key[4], key[5], key[6]
+        if not multi or not in_problem:
+            entries = own
+        elif top is not None:
+            entries = top
+        else:
+            entries = [(name, stamp, stamp is not None and stamp[0] != "chip") for name, stamp, _ in own]
+        for entry in entries:
+            first.setdefault(entry[0], entry)
+    return first
 
 
 def same_scans(stretch: Stretch, chunks: Sequence[tuple[int, ChunkScan]], at: int) -> int:
@@ -139,14 +200,23 @@ def same_scans(stretch: Stretch, chunks: Sequence[tuple[int, ChunkScan]], at: in
 
 
 def collect(
-    driver: Driver, builder: StretchBuilder, scan: ChunkScan, run: Any, key: tuple[Any, ...] | None, regions: int
+    driver: Driver,
+    builder: StretchBuilder,
+    scan: ChunkScan,
+    run: Any,
+    key: tuple[Any, ...] | None,
+    regions: int,
+    single: bool = True,
 ) -> None:
-    """A chunk replayed as one run, in the current scope: part of the stretch ``builder`` collects."""
-    problem = driver.interpreter.scope.problem
-    if builder.scans and (problem != builder.problem or driver.current is not builder.holder):
+    """A chunk replayed as one run, starting in the current scope (``single``: staying in it): part of the
+    stretch ``builder`` collects."""
+    # Where the run started (its key says: the driver may have entered the chunk's next scopes since).
+    problem, top_level = (key[3], not key[4]) if key is not None else (builder.problem, builder.top_start)
+    if not builder.fits(single, problem, driver.current):
         keep(driver, builder)
-    builder.holder = driver.current
-    builder.add(scan, run, key, problem, regions)
+    if builder.start(single, top_level):
+        builder.holder = driver.current
+        builder.add(scan, run, key, problem, regions)
 
 
 def keep(driver: Driver, builder: StretchBuilder) -> None:
@@ -165,14 +235,21 @@ def replay_stretch(driver: Driver, chunks: list[tuple[int, ChunkScan]], index: i
     if stretch is None:
         return 0
     count = same_scans(stretch, chunks, index)
+    budget = driver.interpreter.evaluator.budget
+    if count < SHORTEST or budget.stopped:
+        return 0
+    plans: list[Scopes | None] | None = None
+    if stretch.multi:
+        plans = scopes_as_recorded(driver, chunks, index, stretch, count)
+        count, owner = len(plans), None
+        if count < SHORTEST:
+            return 0
+    else:
+        holds, owner = scope_of(driver, chunks, index, count)
+        if not holds or (owner.ident if owner is not None else None) != stretch.problem:
+            return 0
     whole = count == len(stretch.scans)
     runs = stretch.runs if whole else stretch.runs[:count]
-    if count < SHORTEST:
-        return 0
-    holds, owner = scope_of(driver, chunks, index, count)
-    budget = driver.interpreter.evaluator.budget
-    if not holds or (owner.ident if owner is not None else None) != stretch.problem or budget.stopped:
-        return 0
     elements = stretch.elements if whole else sum(run.elements for run in runs if run is not None)
     if elements and budget.room(elements):
         return 0  # as for a run (``RegionCache.get_run``)
@@ -183,20 +260,49 @@ def replay_stretch(driver: Driver, chunks: list[tuple[int, ChunkScan]], index: i
         return 0
     driver.poll(stretch.regions if whole else sum(len(scan.regions) for scan in stretch.scans[:count]))
     for number, run in enumerate(runs):
-        if run is not None:
-            driver.replay_steps(run, chunks[index + number], None)
+        if run is None:
+            continue
+        scopes = plans[number] if plans is not None else None
+        if scopes is not None:
+            driver.enter(scopes[0][0])  # as the walk enters a chunk's first scope
+        driver.replay_steps(run, chunks[index + number], scopes)
     if whole:
         driver.cache.keep_stretch(stretch)
-        if builder.scans and (stretch.problem != builder.problem or owner is not builder.holder):
+        single = not stretch.multi
+        if not builder.fits(single, stretch.problem, owner):
             keep(driver, builder)
-        builder.holder = owner
+        builder.start(single, owner is None)
+        builder.holder = owner if single else driver.current
         builder.add_stretch(stretch)
     else:
         driver.cache.keep_runs(stretch, count)
         for number, run in enumerate(runs):
             scan = stretch.scans[number]
-            collect(driver, builder, scan, run, stretch.keys[number], len(scan.regions) if run is not None else 0)
+            scopes = plans[number] if plans is not None else None
+            regions = len(scan.regions) if run is not None else 0
+            collect(driver, builder, scan, run, stretch.keys[number], regions, scopes is None or len(scopes) == 1)
     return count
+
+
+def scopes_as_recorded(
+    driver: Driver, chunks: list[tuple[int, ChunkScan]], index: int, stretch: Stretch, count: int
+) -> list[Scopes | None]:
+    """The scopes of each of the first ``count`` chunks of a stretch that crosses problems, up to the first
+    whose regions now fall into other scopes than its run's (None for a chunk with no run)."""
+    found: list[Scopes | None] = []
+    end_of_text = len(driver.interpreter.text)
+    for number in range(count):
+        key = stretch.keys[number]
+        if key is None:
+            found.append(None)
+            continue
+        at = index + number
+        start, scan = chunks[at]
+        scopes = driver.checked_scopes(scan, start, chunks[at + 1][0] if at + 1 < len(chunks) else end_of_text)
+        if not scopes or scopes_shape(scopes) != key[2]:
+            break
+        found.append(scopes)
+    return found
 
 
 def scope_of(

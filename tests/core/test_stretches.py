@@ -96,3 +96,51 @@ def test_a_stretch_is_replayed_again_only_while_no_problem_starts_or_ends_in_it(
     assert_each_matches_a_full_analysis([typed.replace("Typing x", "Typing"), typed, typed, edited, typed])
     problems = {c.problem for c in analyze_document(edited, "draft.md").checks}
     assert problems == {None, "Problem 1"}
+
+
+SECTION_WITH_PROBLEM = """\
+## Part {i}
+
+```calc
+X_{i} = {i} + 1
+```
+
+**Question {i}:** what is X_{i} doubled?
+
+```calc
+Y = 2 * X_{i}
+```
+
+It is {double}<!-- = Y -->, and the shared width is still 8192<!-- = D -->.
+
+"""
+
+
+def crossing_draft(sections: int) -> str:
+    """A draft whose every section holds a problem after top-level work: each chunk crosses a problem."""
+    parts = [SHARED, "Typing goes here.\n\n"]
+    parts += [SECTION_WITH_PROBLEM.format(i=i, double=2 * (i + 1)) for i in range(sections)]
+    return "".join(parts)
+
+
+def test_typing_before_chunks_that_cross_problems_looks_up_a_few_runs() -> None:
+    small, large = crossing_draft(8), crossing_draft(64)
+    at = "Typing goes here"
+    small_counts = runs_looked_up(small, typed(small, at, 3))
+    large_counts = runs_looked_up(large, typed(large, at, 3))
+    # Each chunk enters and leaves a problem: one stretch crossing them all replays them after the first keystroke.
+    assert large_counts[1:] == small_counts[1:]
+    assert max(large_counts[1:]) <= 2
+
+
+def test_a_stretch_across_problems_reads_again_the_top_level_name_a_problem_hides() -> None:
+    # Each problem defines its own D; the top-level claims after each problem read the draft's D above.
+    text = crossing_draft(20).replace("Y = 2 * X_", "D = 1\nY = 2 * X_").replace("8192<!-- = D -->", "1<!-- = D -->")
+    text = text.replace(
+        "and the shared width is still 1<!-- = D -->.\n\n",
+        "and D is 1<!-- = D --> there.\n\nOutside, 8192<!-- = D -->.\n\n",
+    )
+    typed = text.replace("Typing goes here", "Typing goes here x")
+    edited = typed.replace("D = 8192", "D = 4096")  # the top-level D every stretch reads, above them
+    statuses = assert_each_matches_a_full_analysis([text, typed, typed, typed + " ", edited])
+    assert statuses.count("fail") == 20  # the top-level claims, not the problems' own
