@@ -22,6 +22,7 @@ from dataclasses import replace
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.lexer import IDENTIFIER, MAGNITUDE_SUFFIXES, NUMBER, OPERATOR, OPERATORS, SUFFIX
 from scaling_core.expr.tokens import TokenKind, canonical_comparison
+from scaling_core.expr.unit_grammar import tolerance_of
 from scaling_core.text import Span
 
 #: One piece of a line: spaces, then a number (with its magnitude suffix), a name, an operator or a comment.
@@ -362,12 +363,7 @@ class _Reader:
             return None
         self.pos += 1
         expr = self.expression()
-        span = Span(sign[2][0], self.pieces[self.pos - 1][2][1])
-        if isinstance(expr, ast.WithUnit) and isinstance(expr.operand, ast.Number):
-            factors = expr.unit.factors
-            if len(factors) == 1 and factors[0].spelling in ("%", "percent") and factors[0].exponent == 1:
-                return ast.Tolerance(span, relative=expr.operand.value / 100)
-        return ast.Tolerance(span, absolute=expr)
+        return tolerance_of(Span(sign[2][0], self.pieces[self.pos - 1][2][1]), expr)
 
     def unit(self, *, require_known: bool) -> ast.UnitExpr:
         """Rule ``unit``: factors joined by ``/`` or ``·`` written without spaces (exponents are never plain)."""

@@ -121,12 +121,7 @@ class UnitGrammar(TokenCursor):
             return None
         start = self.advance().span.start
         expr = self.expression()
-        span = Span(start, self.last_end())
-        if isinstance(expr, ast.WithUnit) and isinstance(expr.operand, ast.Number):
-            factors = expr.unit.factors
-            if len(factors) == 1 and factors[0].spelling in ("%", "percent") and factors[0].exponent == 1:
-                return ast.Tolerance(span, relative=expr.operand.value / 100)
-        return ast.Tolerance(span, absolute=expr)
+        return tolerance_of(Span(start, self.last_end()), expr)
 
     def unit(self, *, require_known: bool) -> ast.UnitExpr:
         """Grammar rule ``unit``."""
@@ -169,3 +164,12 @@ class UnitGrammar(TokenCursor):
 def _unknown_unit(token: Token) -> Diagnostic:
     # The did-you-mean is added by the interpreter, which owns the registry (the spelling is the span's text).
     return make_diagnostic("N002", f"unknown unit '{token.text}' after a number", token.span)
+
+
+def tolerance_of(span: Span, expr: ast.Expr) -> ast.Tolerance:
+    """The tolerance ``± expr`` written at ``span``: relative when ``expr`` is a bare number of percent."""
+    if isinstance(expr, ast.WithUnit) and isinstance(expr.operand, ast.Number):
+        factors = expr.unit.factors
+        if len(factors) == 1 and factors[0].spelling in ("%", "percent") and factors[0].exponent == 1:
+            return ast.Tolerance(span, relative=expr.operand.value / 100)
+    return ast.Tolerance(span, absolute=expr)

@@ -36,14 +36,17 @@ def runs_looked_up(text: str, versions: list[str]) -> list[int]:
     return counts
 
 
-def test_typing_looks_up_a_few_runs_whatever_the_length_of_the_draft() -> None:
-    small, large = forward_draft(8), forward_draft(64)
-    at = "So a step is"
+def assert_typing_looks_up_a_few_runs(small: str, large: str, at: str) -> None:
+    """Typing after ``at`` looks up as few runs in ``large`` as in ``small`` (a few) once past the first keystroke."""
     small_counts = runs_looked_up(small, typed(small, at, 3))
     large_counts = runs_looked_up(large, typed(large, at, 3))
     # The first keystroke replays the runs around the edit one by one; the next ones, a few stretches.
     assert large_counts[1:] == small_counts[1:]
     assert max(large_counts[1:]) <= 2
+
+
+def test_typing_looks_up_a_few_runs_whatever_the_length_of_the_draft() -> None:
+    assert_typing_looks_up_a_few_runs(forward_draft(8), forward_draft(64), "So a step is")
 
 
 def test_edits_moving_around_the_draft_match_a_full_analysis() -> None:
@@ -124,13 +127,8 @@ def crossing_draft(sections: int) -> str:
 
 
 def test_typing_before_chunks_that_cross_problems_looks_up_a_few_runs() -> None:
-    small, large = crossing_draft(8), crossing_draft(64)
-    at = "Typing goes here"
-    small_counts = runs_looked_up(small, typed(small, at, 3))
-    large_counts = runs_looked_up(large, typed(large, at, 3))
-    # Each chunk enters and leaves a problem: one stretch crossing them all replays them after the first keystroke.
-    assert large_counts[1:] == small_counts[1:]
-    assert max(large_counts[1:]) <= 2
+    # Each chunk enters and leaves a problem: one stretch crossing them all replays them.
+    assert_typing_looks_up_a_few_runs(crossing_draft(8), crossing_draft(64), "Typing goes here")
 
 
 def test_a_stretch_across_problems_reads_again_the_top_level_name_a_problem_hides() -> None:
