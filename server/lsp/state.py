@@ -352,8 +352,7 @@ class State:
                     waiter.set_result(None)  # requests about a closed document answer "nothing"
         self.analyses.pop(uri, None)
         self.caches.pop(uri, None)
-        if uri in self.readers.depends:
-            self.readers.forget(uri)
+        self.readers.forget(uri)
         self._stops.pop(uri, None)
         self._coverage.pop(uri, None)
         pending = self._pending.pop(uri, None)
