@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from scaling_core.document.effects import Effects, region_bounds
 from scaling_core.document.incremental import RegionCache, _incomplete, fingerprint, identifiers
@@ -47,10 +47,17 @@ class Waiting:
     number: int
     #: Its region key (the run's key decides it).
     key: tuple[Any, ...]
-    #: Every name its text mentions, in order (its text is the chunk's, so they hold while the run does).
+    #: Every name it may read, in order (``ForwardReferences.names_read``: they hold while the run does).
     names: tuple[str, ...] = ()
     #: Its latest resolution: (the stamps of the definitions below it read, its effects).
     resolved: tuple[tuple[Any, ...], Effects] | None = None
+
+
+class Settles(Protocol):
+    """Claims already resolved, added with the waiting ones when their scope ends (``gathered.Settled``)."""
+
+    def settle(self, interpreter: Interpreter) -> None:
+        """Add their effects to the results."""
 
 
 @dataclass(slots=True)
@@ -99,8 +106,9 @@ class ForwardReferences:
         self.interpreter = interpreter
         self.cache = cache
         #: Waiting at the top level and in the current problem: (deferred regions, name -> those waiting for it).
-        self.top: tuple[list[Deferred], dict[str, list[Deferred]]] = ([], {})
-        self.local: tuple[list[Deferred], dict[str, list[Deferred]]] = ([], {})
+        #: (Settled claims wait in the same lists, to keep their order.)
+        self.top: tuple[list[Deferred | Settles], dict[str, list[Deferred]]] = ([], {})
+        self.local: tuple[list[Deferred | Settles], dict[str, list[Deferred]]] = ([], {})
 
     def defer(
         self, region: Region, key: tuple[Any, ...] | None, scope: Scope, offset: int = 0, step: Waiting | None = None
@@ -111,8 +119,7 @@ class ForwardReferences:
         """
         names = step.names if step is not None else ()
         if not names:
-            start, end = region_bounds(region)
-            names = identifiers(self.interpreter.text[start + offset : end + offset])
+            names = self.names_read(region, offset)
             if step is not None:
                 step.names = names
         above: dict[str, Binding] = {}
@@ -128,6 +135,18 @@ class ForwardReferences:
         regions.append(deferred)
         for name in waiting:
             wanted.setdefault(name, []).append(deferred)
+
+    def settle(self, settled: Settles, scope: Scope) -> None:
+        """Keep claims already resolved (a gathered stretch's, ``gathered.py``) in order with those that wait."""
+        (self.local if scope.local is not None else self.top)[0].append(settled)
+
+    def names_read(self, region: Region, offset: int) -> tuple[str, ...]:
+        """The names a waiting region may read: a claim's are its expression's (the number's unit is a
+        unit, never a name: ``174 µs<!-- ≈ t -->`` waits for ``t`` alone), an inline value's its text's."""
+        if isinstance(region, ClaimRegion):
+            return identifiers(region.expr_text)
+        start, end = region_bounds(region)
+        return identifiers(self.interpreter.text[start + offset : end + offset])
 
     def defined(self, bindings: tuple[Binding, ...], in_problem: bool) -> None:
         """Note definitions just applied in the current scope (the first one of a name is what waiters read)."""
@@ -148,7 +167,10 @@ class ForwardReferences:
         self.local = ([], {})
         scope = self.interpreter.scope
         for deferred in regions:
-            self.resolve(deferred, scope.binding)
+            if isinstance(deferred, Deferred):
+                self.resolve(deferred, scope.binding)
+            else:
+                deferred.settle(self.interpreter)
 
     def finish(self) -> None:
         """The draft ends: evaluate what still waits (the last problem's, then the top level's)."""
@@ -157,7 +179,10 @@ class ForwardReferences:
         self.top = ([], {})
         top_level = self.interpreter.scope.top_level
         for deferred in regions:
-            self.resolve(deferred, top_level.get)
+            if isinstance(deferred, Deferred):
+                self.resolve(deferred, top_level.get)
+            else:
+                deferred.settle(self.interpreter)
 
     def resolve(self, deferred: Deferred, in_scope: Callable[[str], Binding | None]) -> None:
         """Evaluate a deferred region over its names above and the first definitions below, and apply it.
@@ -166,7 +191,7 @@ class ForwardReferences:
         neither above nor below may be there all the same (imported below).
         """
         names = {**deferred.above, **deferred.below}
-        below = tuple([(name, _stamp(binding)) for name, binding in sorted(deferred.below.items())])
+        below = tuple([(name, binding_stamp(binding)) for name, binding in sorted(deferred.below.items())])
         step = deferred.step
         memo = step.resolved if step is not None else None
         if memo is not None and memo[0] == below:
@@ -183,7 +208,7 @@ class ForwardReferences:
                 if name not in names and (binding := in_scope(name)) is not None:
                     extra[name] = binding
             if extra:  # still unknown where it stands, yet its scope has it by now (imported below)
-                seen = tuple((name, _stamp(binding)) for name, binding in sorted(extra.items()))
+                seen = tuple((name, binding_stamp(binding)) for name, binding in sorted(extra.items()))
                 effects, view, replayed = self.evaluate(deferred, {**extra, **names}, ("in scope", below, seen))
         if replayed:
             self.interpreter.apply(effects, deferred.bounds()[0] - effects.start, view=view)
@@ -222,5 +247,6 @@ def _reusable(effects: Effects) -> bool:
     return effects.replayable and not effects.elements and not any(_incomplete(d) for d in effects.diagnostics)
 
 
-def _stamp(binding: Binding) -> object:
+def binding_stamp(binding: Binding) -> object:
+    """What a definition's value is, as a key holds it (its fingerprint)."""
     return binding.fingerprint if binding.fingerprint is not None else fingerprint(binding.value)

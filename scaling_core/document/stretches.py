@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scaling_core.document.effects import region_bounds
+from scaling_core.document.gathered import Gathered, gather, replay_gathered
 from scaling_core.document.incremental import inputs_for
 from scaling_core.document.regions import ChunkScan, ProblemRegion
 
@@ -67,6 +68,8 @@ class Stretch:
     regions: int
     #: Whether it crosses problems (it then starts at the top level, and ``inputs`` are as the top level sees them).
     multi: bool = False
+    #: Its runs gathered into pieces (``gathered.py``); True: replayed whole once, to gather next; False: they cannot be.
+    gathered: Gathered | bool | None = None
 
 
 def scopes_shape(scopes: Sequence[tuple[ProblemRegion | None, int, int]]) -> tuple[Any, ...]:
@@ -259,13 +262,17 @@ def replay_stretch(driver: Driver, chunks: list[tuple[int, ChunkScan]], index: i
     if inputs_for(stretch.names, scope.local, scope.top_level, scope.records) != stretch.inputs:
         return 0
     driver.poll(stretch.regions if whole else sum(len(scan.regions) for scan in stretch.scans[:count]))
-    for number, run in enumerate(runs):
-        if run is None:
-            continue
-        scopes = plans[number] if plans is not None else None
-        if scopes is not None:
-            driver.enter(scopes[0][0])  # as the walk enters a chunk's first scope
-        driver.replay_steps(run, chunks[index + number], scopes)
+    gathered = _gathered(stretch, chunks, index) if whole and not stretch.multi else None
+    if gathered is not None:
+        replay_gathered(driver, gathered, chunks[index : index + count])
+    else:
+        for number, run in enumerate(runs):
+            if run is None:
+                continue
+            scopes = plans[number] if plans is not None else None
+            if scopes is not None:
+                driver.enter(scopes[0][0])  # as the walk enters a chunk's first scope
+            driver.replay_steps(run, chunks[index + number], scopes)
     if whole:
         driver.cache.keep_stretch(stretch)
         single = not stretch.multi
@@ -282,6 +289,17 @@ def replay_stretch(driver: Driver, chunks: list[tuple[int, ChunkScan]], index: i
             regions = len(scan.regions) if run is not None else 0
             collect(driver, builder, scan, run, stretch.keys[number], regions, scopes is None or len(scopes) == 1)
     return count
+
+
+def _gathered(stretch: Stretch, chunks: list[tuple[int, ChunkScan]], index: int) -> Gathered | None:
+    """The stretch's runs gathered, or None if they cannot be, or not yet: a stretch is gathered on its second
+    whole replay (gathering costs about a replay; typing merges new stretches that last one keystroke)."""
+    if stretch.gathered is None:
+        stretch.gathered = True
+    elif stretch.gathered is True:
+        stamps = {entry[0]: entry[1] for entry in stretch.inputs}
+        stretch.gathered = gather(stretch.runs, chunks[index : index + len(stretch.scans)], stamps) or False
+    return stretch.gathered if isinstance(stretch.gathered, Gathered) else None
 
 
 def scopes_as_recorded(

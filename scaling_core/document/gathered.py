@@ -1,0 +1,299 @@
+"""A stretch's runs gathered into a few pieces, applied as one when the stretch is replayed whole.
+
+Replaying a stretch run by run (``stretches.py``) applies each step of each
+run: a region's worth of bookkeeping per step (moving its definitions,
+re-resolving its references, ~10 µs), and every claim that waited for a name
+below is deferred again, then resolved at the end of the draft (measured on
+10,000 lines of claims stated before the block that derives them: ~1,800
+claims, 60% of a keystroke).  A stretch replayed whole meets every name as it
+did (``stretches.py``), so what its steps add up to is known once gathered:
+
+* its effects, in order, with each item's own offset (its run's), moved into
+  place by the stretch's offset when first read (``segments.py``);
+* its references, each resolving either to a definition the stretch makes
+  (by position among them) or to a name looked up where the stretch starts;
+* the claims that wait for a name the stretch itself defines below them: their
+  resolution is the one their step last recorded (``forward.Waiting``), whose
+  key, the first definitions below, the stretch fixes too.  They are added
+  where the draft's (or the problem's) waiting claims are resolved, in order
+  (:class:`Settled`), so the results read as a run-by-run replay's.
+
+A claim that waits for a name the stretch does not define (or one whose
+recorded resolution does not fit) is deferred as in a run's replay; the
+effects before and after it form separate pieces.  Only stretches that stay
+in one scope and import nothing are gathered (others are replayed run by run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from scaling_core.diagnostics import Diagnostic
+from scaling_core.document.effects import Effects, region_bounds
+from scaling_core.document.forward import Waiting, binding_stamp, waits
+from scaling_core.document.regions import ChunkScan
+from scaling_core.document.results import Binding, CheckResult, CheckStatus, Reference, ValueResult
+from scaling_core.document.shift import move_binding, move_check, move_value, shift_diagnostic, shift_span
+
+if TYPE_CHECKING:
+    from scaling_core.document.driver import Driver
+    from scaling_core.document.interpret import Interpreter
+
+#: A reference's target: a definition of the stretch (its position among them), or a name looked up at its start.
+Target = int | str
+_FAILING = (CheckStatus.FAIL, CheckStatus.WARN)
+
+
+@dataclass(slots=True, eq=False)
+class Piece:
+    """Consecutive effects of a stretch, each item with its run's offset from where the stretch was gathered."""
+
+    diagnostics: list[tuple[Diagnostic, int]] = field(default_factory=list)
+    values: list[tuple[ValueResult, int]] = field(default_factory=list)
+    checks: list[tuple[CheckResult, int]] = field(default_factory=list)
+    bindings: list[tuple[Binding, int]] = field(default_factory=list)
+    references: list[tuple[Reference, int, Target | None]] = field(default_factory=list)
+    elements: int = 0
+    #: The resolutions of the claims of this piece that waited for the stretch's own definitions, in order.
+    settled: Piece | None = None
+    #: Of its checks, as gathered: the first start, the largest, whether in order, the failing ones' positions.
+    facts: tuple[int, int, bool, tuple[int, ...]] = (0, 0, True, ())
+
+    def add(self, effects: Effects, delta: int, targets: Sequence[Target | None]) -> None:
+        """Add a region's (or a slice's) effects, ``delta`` from where they were recorded."""
+        self.diagnostics += [(d, delta) for d in effects.diagnostics]
+        self.values += [(v, delta) for v in effects.values]
+        self.checks += [(c, delta) for c in effects.checks]
+        self.bindings += [(b, delta) for b in effects.bindings]
+        self.references += [(r, delta, t) for r, t in zip(effects.references, targets)]
+        self.elements += effects.elements
+
+    def seal(self) -> None:
+        """Work out its checks' facts (once gathered)."""
+        if self.checks:
+            starts = [check.span.start + delta for check, delta in self.checks]
+            in_order = all(a <= b for a, b in zip(starts, starts[1:]))
+            failing = tuple(n for n, (check, _d) in enumerate(self.checks) if check.status in _FAILING)
+            self.facts = (starts[0], max(starts), in_order, failing)
+        if self.settled is not None:
+            self.settled.seal()
+
+
+@dataclass(slots=True, eq=False)
+class Deferral:
+    """A claim of the stretch that waits for a name the stretch does not define: deferred as a run's replay does."""
+
+    run: int
+    step: Waiting
+
+
+@dataclass(slots=True, eq=False)
+class Gathered:
+    """A stretch's steps as pieces (see the module docstring), gathered where its first chunk started then."""
+
+    start: int
+    parts: list[Piece | Deferral]
+    #: The names its references read where it starts (a definition it makes is a ``Target`` by position).
+    outside: tuple[str, ...]
+
+
+@dataclass(slots=True, eq=False)
+class Settled:
+    """Claims resolved with a stretch, waiting with the others until their scope ends (``forward.py``)."""
+
+    piece: Piece
+    delta: int
+    placed: list[Binding]
+    outside: dict[str, Binding | None]
+
+    def settle(self, interpreter: Interpreter) -> None:
+        """Add their effects to the results, where the resolution of waiting claims adds them."""
+        _add(interpreter, self.piece, self.delta, self.placed, self.outside)
+
+
+@dataclass(slots=True, eq=False)
+class _Candidate:
+    """A claim that waits, while the stretch is gathered: the names it waits for and the first definitions below."""
+
+    step: Waiting
+    waiting: set[str]
+    #: Each name it mentions: a definition of the stretch above it (by position), or looked up outside.
+    above: dict[str, int]
+    below: dict[str, int] = field(default_factory=dict)
+
+
+def gather(runs: Sequence[Any], chunks: Sequence[tuple[int, ChunkScan]], stamps: dict[str, Any]) -> Gathered | None:
+    """The pieces of a stretch's ``runs`` over ``chunks`` (where they start now; ``stamps``: what each name the
+    stretch mentions meant at its start, as its inputs hold it), or None if it crosses scopes or imports."""
+    settled = _settled(runs, stamps)
+    if settled is None:
+        return None
+    parts: list[Piece | Deferral] = []
+    piece = Piece()
+    defined: dict[str, int] = {}  # name -> position of its latest definition in the stretch
+    count = 0
+    for number, run in enumerate(runs):
+        if run is None:
+            continue
+        start, scan = chunks[number]
+        delta = start - run.chunk_start
+        for step in run.steps:
+            if type(step) is Waiting:
+                found = settled.get(id(step))
+                if found is None:
+                    piece.seal()
+                    parts += [piece, Deferral(number, step)]
+                    piece = Piece()
+                    continue
+                names, resolution = found
+                region_start = start + region_bounds(scan.regions[step.number])[0]
+                if piece.settled is None:
+                    piece.settled = Piece()
+                piece.settled.add(resolution, region_start - resolution.start,
+                                  [names.get(r.name, r.name) for r in resolution.references])  # fmt: skip
+                continue
+            assert isinstance(step, Effects)
+            piece.add(step, delta, [count + owner if owner is not None else defined.get(r.name, r.name)
+                                    for r, owner in zip(step.references, step.owners)])  # fmt: skip
+            for binding in step.bindings:
+                defined[binding.name] = count
+                count += 1
+    piece.seal()
+    parts.append(piece)
+    outside = {name for part in parts if isinstance(part, Piece) for name in _names_read(part)}
+    return Gathered(chunks[0][0], parts, tuple(sorted(outside)))
+
+
+def _settled(runs: Sequence[Any], stamps: dict[str, Any]) -> dict[int, tuple[dict[str, int], Effects]] | None:
+    """The stretch's waiting claims resolved by its own definitions below them, by their step's id: the
+    definitions each reads (by position) and its recorded resolution.  None if it crosses problems or imports."""
+    defined: dict[str, int] = {}
+    bindings: list[Binding] = []
+    waiting_for: dict[str, list[_Candidate]] = {}
+    found: list[_Candidate] = []
+    for run in runs:
+        if run is None:
+            continue
+        for step in run.steps:
+            if type(step) is Waiting:
+                candidate = _candidate(step, defined, stamps)
+                if candidate is not None:
+                    found.append(candidate)
+                    for name in candidate.waiting:
+                        waiting_for.setdefault(name, []).append(candidate)
+                continue
+            if not isinstance(step, Effects) or step.imports:
+                return None  # a chunk's next scope (the stretch crosses problems), or an import: replayed run by run
+            for binding in step.bindings:
+                for candidate in waiting_for.pop(binding.name, ()):
+                    candidate.below.setdefault(binding.name, len(bindings))
+                defined[binding.name] = len(bindings)
+                bindings.append(binding)
+    settled = {}
+    for candidate in found:
+        resolution = _resolution(candidate, bindings) if len(candidate.below) == len(candidate.waiting) else None
+        if resolution is not None:
+            settled[id(candidate.step)] = ({**candidate.above, **candidate.below}, resolution)
+    return settled
+
+
+def _candidate(step: Waiting, defined: dict[str, int], stamps: dict[str, Any]) -> _Candidate | None:
+    """A waiting claim as its deferral would see it: the names it waits for, the stretch's definitions above it."""
+    if not step.names or step.resolved is None:
+        return None
+    above, waiting = {}, set()
+    for name in step.names:
+        if name in defined:
+            above[name] = defined[name]
+        elif name not in stamps:
+            return None  # not among the names the stretch's key holds: deferred as it is
+        elif stamps[name] is None:
+            waiting.add(name)
+    return _Candidate(step, waiting, above) if waiting else None
+
+
+def _resolution(candidate: _Candidate, bindings: list[Binding]) -> Effects | None:
+    """The claim's recorded resolution, if it read the stretch's definitions below it as they are (else None)."""
+    assert candidate.step.resolved is not None
+    read, effects = candidate.step.resolved
+    below = tuple([(name, binding_stamp(bindings[at])) for name, at in sorted(candidate.below.items())])
+    if read != below or effects.bindings or effects.imports or (effects.diagnostics and waits(effects)):
+        return None
+    return effects
+
+
+def _names_read(piece: Piece) -> list[str]:
+    found = [t for _r, _d, t in piece.references if isinstance(t, str)]
+    if piece.settled is not None:
+        found += _names_read(piece.settled)
+    return found
+
+
+def replay_gathered(driver: Driver, gathered: Gathered, chunks: Sequence[tuple[int, ChunkScan]]) -> None:
+    """Add what the stretch adds, its first chunk now starting at ``chunks[0][0]`` (its scope entered)."""
+    interpreter, forward = driver.interpreter, driver.forward
+    delta = chunks[0][0] - gathered.start
+    scope = interpreter.scope
+    outside = {name: scope.binding(name) for name in gathered.outside}
+    placed: list[Binding] = []
+    in_problem = driver.current is not None
+    for part in gathered.parts:
+        if isinstance(part, Deferral):
+            start, scan = chunks[part.run]
+            forward.defer(scan.regions[part.step.number], part.step.key, scope, start, part.step)
+            continue
+        first = len(placed)
+        _add(interpreter, part, delta, placed, outside)
+        bindings = placed[first:]
+        if bindings:
+            scope.add(bindings)
+            forward.defined(tuple(bindings), in_problem)
+        if part.settled is not None:
+            forward.settle(Settled(part.settled, delta, placed, outside), scope)
+
+
+def _add(interpreter: Interpreter, piece: Piece, delta: int, placed: list[Binding], outside: dict[str, Any]) -> None:
+    """Add a piece's effects to the results, ``delta`` further on than gathered (its definitions join ``placed``)."""
+    results = interpreter.results
+    if piece.elements:
+        interpreter.evaluator.budget.elements += piece.elements
+    if piece.bindings:
+        new = [move_binding(d + delta, b) if d + delta else b for b, d in piece.bindings]
+        placed += new
+        results.bindings += new
+    if piece.references:
+        results.references.add_moved(piece.references, partial(_place_reference, delta, placed, outside))
+    if piece.diagnostics:
+        results.diagnostics += [shift_diagnostic(d, at + delta) if at + delta else d for d, at in piece.diagnostics]
+    if piece.values:
+        results.values.add_moved(piece.values, partial(_place_value, delta))
+    if piece.checks:
+        first, last, in_order, failing = piece.facts
+        if not in_order or first + delta < results.last_check:
+            results.checks_in_order = False
+        results.last_check = max(results.last_check, last + delta)
+        if failing:
+            count = len(results.checks)
+            results.failing += [count + n for n in failing]
+        results.checks.add_moved(piece.checks, partial(_place_check, delta))
+
+
+def _place_reference(
+    delta: int, placed: list[Binding], outside: dict[str, Any], item: tuple[Reference, int, Target | None]
+) -> Reference:
+    reference, at, target = item
+    binding = placed[target] if type(target) is int else outside.get(target) if target is not None else None  # type: ignore[arg-type]
+    return Reference(shift_span(reference.span, at + delta), reference.name, binding)
+
+
+def _place_value(delta: int, item: tuple[ValueResult, int]) -> ValueResult:
+    value, at = item
+    return move_value(at + delta, value) if at + delta else value
+
+
+def _place_check(delta: int, item: tuple[CheckResult, int]) -> CheckResult:
+    check, at = item
+    return move_check(at + delta, check) if at + delta else check

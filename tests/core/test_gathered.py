@@ -1,0 +1,73 @@
+"""Gathered stretches (issue 15): a stretch replayed whole a second time adds what its runs add in one go.
+
+Its claims that wait for a name the stretch itself defines below them are
+settled with it (their recorded resolution); the others wait as in a run's
+replay.  Each test types or edits around such stretches and checks every
+version against a full analysis (``observable``: results in order, references
+included), and that the gathered path was taken.
+"""
+
+from __future__ import annotations
+
+from scaling_core import analyze_document
+from scaling_core.document.gathered import Deferral, Gathered, Piece
+from scaling_core.document.incremental import RegionCache
+from tests.core.test_forward_reuse import forward_draft
+from tests.core.test_incremental import observable
+from tests.core.test_stretches import typed
+
+
+def gathered_of(cache: RegionCache) -> list[Gathered]:
+    """The gathered stretches the cache keeps for the next analysis."""
+    return [s.gathered for s in cache._stretches.values() if isinstance(s.gathered, Gathered)]
+
+
+def settled_claims(gathered: list[Gathered]) -> int:
+    """How many claims the gathered stretches settle (resolved with them, never deferred)."""
+    pieces = [part for g in gathered for part in g.parts if isinstance(part, Piece)]
+    return sum(len(piece.settled.checks) for piece in pieces if piece.settled is not None)
+
+
+def analysed(versions: list[str], cache: RegionCache) -> list[str]:
+    """Analyse each version with ``cache``, each equal to a full analysis; the last one's check statuses."""
+    statuses: list[str] = []
+    for version in versions:
+        incremental = analyze_document(version, "draft.md", cache=cache)
+        full = analyze_document(version, "draft.md")
+        assert observable(incremental) == observable(full)
+        statuses = [c.status for c in full.checks]
+    return statuses
+
+
+def test_typing_settles_the_claims_that_wait_for_the_stretch_own_definitions() -> None:
+    text = forward_draft(24)
+    cache = RegionCache()
+    analysed([text, text, *typed(text, "## Step 12\n\nAt", 4)], cache)
+    gathered = gathered_of(cache)
+    assert gathered  # the stretches before and after the typing, replayed whole twice
+    # Every section's claims wait for its own block below: all of those outside the typed section are settled.
+    assert settled_claims(gathered) >= 2 * 20
+    assert not any(isinstance(part, Deferral) for g in gathered for part in g.parts)
+
+
+def test_a_claim_waiting_for_a_name_defined_after_the_stretch_is_deferred_and_follows_it() -> None:
+    text = "Overall it takes 7 µs<!-- ≈ total -->.\n\n" + forward_draft(16) + "```calc\ntotal = t_0 + t_1\n```\n"
+    cache = RegionCache()
+    versions = [text, text, *typed(text, "## Step 8\n\nAt", 6)]
+    analysed(versions, cache)
+    assert any(isinstance(part, Deferral) for g in gathered_of(cache) for part in g.parts)
+    # The definition it reads, after every stretch, changes: the deferred claim reads the new one.
+    edited = versions[-1].replace("total = t_0 + t_1", "total = t_0 + t_1 + t_2")
+    assert analysed([edited], cache)[0] == "fail"
+
+
+def test_settled_claims_inside_a_problem_are_added_when_the_problem_ends() -> None:
+    # Without headings the problem runs over every section (a heading would end it).
+    sections = forward_draft(16).replace("## Step", "Step").replace("# Claims", "Claims")
+    text = "**Problem 1:** how long do the steps take?\n\n" + sections + "**Problem 2:** next.\n\n"
+    text += "It takes 1 s<!-- = t_3 -->.\n\n"  # t_3 is problem 1's own: not known in problem 2
+    cache = RegionCache()
+    statuses = analysed([text, text, *typed(text, "Step 8\n\nAt", 6)], cache)
+    assert {s.problem for s in cache._stretches.values() if isinstance(s.gathered, Gathered)} == {"Problem 1"}
+    assert settled_claims(gathered_of(cache)) >= 2 * 6
+    assert statuses[-1] == "skip"
