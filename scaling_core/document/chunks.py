@@ -22,7 +22,9 @@ import bisect
 import math
 import re
 import zlib
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
+from itertools import pairwise
 from typing import Any
 
 from scaling_core.diagnostics import Diagnostic, make_diagnostic
@@ -42,7 +44,7 @@ _SCALE_CHARACTERS = 400_000
 #: A fence this long starts a chunk of its own (``extract.py`` reads such a chunk without markdown-it).
 _LONG_BLOCK = 4096
 #: The line that closes YAML front matter (``---`` or ``...``), after the opening ``---``.
-_FRONT_MATTER_END = re.compile(r"(?:\r\n|\r|\n)(?:---|\.\.\.)")
+FRONT_MATTER_END = re.compile(r"(?:\r\n|\r|\n)(?:---|\.\.\.)")
 #: HTML blocks of CommonMark types 1-5 run to their own terminator, past blank lines and headings.
 _OPEN_HTML = (
     (re.compile(r"\s{0,3}<!--"), "-->"),
@@ -65,23 +67,55 @@ def split_chunks(text: str) -> list[tuple[int, int]]:
     notices from the chunk's own parse (``ChunkScan.open_at_end``) and merges it
     with the next, so markdown-it alone decides the block structure.
     """
-    candidates = block_starts(text)[1:]
+    bounds = [0, *_cuts(text, block_starts(text)[1:], 0), len(text)]
+    return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a] or [(0, len(text))]
+
+
+def cuts_after(text: str, start: int) -> Iterator[int]:
+    """The chunk starts after ``start``, in order, as :func:`split_chunks` finds them, then ``len(text)``.
+
+    ``start`` must be a chunk start of ``text`` past any front matter, whose
+    next candidate :func:`split_chunks` would find in the same place (it decides
+    whether a long fence is cut at ``start``): ``chunk_layout.py`` restarts
+    cutting there, before an edit, and stops reading once the cuts meet the old ones.
+    """
+    yield from _cuts(text, _candidates_after(text, start), start)
+    yield len(text)
+
+
+def _candidates_after(text: str, start: int) -> Iterator[int]:
+    """As ``block_starts(text)[1:]`` from ``start`` on, read as needed."""
+    last = start
+    for match in _candidate_pattern(text).finditer(text, start):
+        last = match.end()
+        yield last
+    if last != len(text):
+        yield len(text)
+
+
+def _cuts(text: str, candidates: Iterable[int], last: int) -> Iterator[int]:
+    """The candidates (in order, ending with ``len(text)``) that ``split_chunks`` cuts at."""
     # A long draft gets longer chunks (~ the square root of its length): fewer to replay per keystroke.
-    scale = max(1, math.isqrt(len(text) // _SCALE_CHARACTERS))
+    scale = chunk_scale(len(text))
     longest, every = _CHUNK_CHARACTERS * scale, _CUT_EVERY * scale
-    bounds = [0]
-    last = 0
-    for at, after in zip(candidates, candidates[1:]):
+    for at, after in pairwise(candidates):
         if (
             at - last >= longest
             or (scale == 1 and text.startswith("#", at))
             or (after - at >= _LONG_BLOCK and text.startswith(("```", "~~~"), at))  # read fast on its own
             or not zlib.crc32(text[at : at + 24].encode("utf-8", "surrogatepass")) % every
         ):
-            bounds.append(at)
+            yield at
             last = at
-    bounds.append(len(text))
-    return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a] or [(0, len(text))]
+
+
+def chunk_scale(length: int) -> int:
+    """How many times longer than usual the chunks of a draft of ``length`` characters are (1 below 1.6 MB)."""
+    return max(1, math.isqrt(length // _SCALE_CHARACTERS))
+
+
+def _candidate_pattern(text: str) -> re.Pattern[str]:
+    return _CANDIDATE if "\r" in text else _CANDIDATE_LF
 
 
 def block_starts(text: str) -> list[int]:
@@ -93,10 +127,10 @@ def block_starts(text: str) -> list[int]:
     """
     first = 0
     if text.startswith("---"):  # front matter: no cut before its closing line
-        closing = _FRONT_MATTER_END.search(text, 3)
+        closing = FRONT_MATTER_END.search(text, 3)
         first = closing.end() if closing is not None else len(text)
     starts = [0]
-    starts += [match.end() for match in (_CANDIDATE if "\r" in text else _CANDIDATE_LF).finditer(text, first)]
+    starts += [match.end() for match in _candidate_pattern(text).finditer(text, first)]
     if starts[-1] != len(text):
         starts.append(len(text))
     return starts

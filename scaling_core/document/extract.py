@@ -18,7 +18,8 @@ from itertools import accumulate
 from typing import TYPE_CHECKING
 
 from scaling_core.diagnostics import make_diagnostic
-from scaling_core.document.chunks import block_starts, finalize, html_block_is_open, split_chunks
+from scaling_core.document.chunk_layout import ChunkLayout, Reuse, reuse
+from scaling_core.document.chunks import block_starts, cuts_after, finalize, html_block_is_open, split_chunks
 from scaling_core.document.incremental import ChunkCache
 from scaling_core.document.inline_scan import InlineScanner
 from scaling_core.document.problem_syntax import (
@@ -319,29 +320,63 @@ def extract(
     if cache is None:
         # One pass needs no chunks; the property test checks that chunked scans agree.
         return finalize([_Extractor(text, index).run()], text, index)
+    layout = _read_chunks(text, cache, check_stop)
     scans, chunks = [], []
-    bounds = [end for _start, end in split_chunks(text)]
-    start, next_bound = 0, 0
-    while start < len(text):
-        while True:
-            end = bounds[next_bound]
-            chunk = text[start:end]
-            scan = cache.get(chunk)
-            if scan is None:
-                if check_stop is not None:
-                    check_stop()
-                scan = scan_chunk(chunk)
-                cache.put(chunk, scan)
-            next_bound += 1
-            if not scan.open_at_end or end == len(text):
-                break  # otherwise the open block runs on: merge with the next chunk
+    for start, chunk, scan in zip(layout.starts, layout.texts, layout.scans):
         if _marked(scan):  # the rest of a scan is only its regions, placed when the driver asks
             scans.append(cache.placed(chunk, start, scan))
         chunks.append((start, scan))
-        start = end
     found = finalize(scans, text, index)
     found.chunks = chunks
     return found
+
+
+def _read_chunks(text: str, cache: ChunkCache, check_stop: Callable[[], None] | None) -> ChunkLayout:
+    """The chunks of ``text`` and their scans: those the previous version's layout shows unchanged are kept
+    (``chunk_layout.py``), the others cut and looked up in ``cache`` or scanned."""
+    kept = reuse(text, cache.layout) if cache.layout is not None else None
+    if kept is None:
+        layout, start, cuts = ChunkLayout([], [], [], len(text)), 0, iter([end for _s, end in split_chunks(text)])
+    else:
+        old, head = kept.layout, kept.head
+        layout = ChunkLayout(old.starts[:head], old.texts[:head], old.scans[:head], len(text))
+        for chunk, scan in zip(layout.texts, layout.scans):
+            cache.keep(chunk, scan)
+        start = kept.start
+        cuts = cuts_after(text, start)
+    while start < len(text):
+        if kept is not None and (same := kept.old_chunk_at(start)) is not None:
+            _keep_end(layout, kept, same, cache)  # the unchanged end: its old chunks, moved
+            break
+        begin = start
+        while True:
+            end = next(cuts)
+            chunk = text[begin:end]
+            found = cache.get(chunk)
+            if found is None:
+                if check_stop is not None:
+                    check_stop()
+                found = scan_chunk(chunk)
+                cache.put(chunk, found)
+            scan = found
+            if not scan.open_at_end or end == len(text):
+                break  # otherwise the open block runs on: merge with the next chunk
+        layout.starts.append(begin)
+        layout.texts.append(chunk)
+        layout.scans.append(scan)
+        start = end
+    cache.layout = layout
+    return layout
+
+
+def _keep_end(layout: ChunkLayout, kept: Reuse, first: int, cache: ChunkCache) -> None:
+    """Add the old chunks from ``first`` on, ``kept.delta`` further on."""
+    old, delta = kept.layout, kept.delta
+    layout.starts += [start + delta for start in old.starts[first:]] if delta else old.starts[first:]
+    layout.texts += old.texts[first:]
+    layout.scans += old.scans[first:]
+    for chunk, scan in zip(old.texts[first:], old.scans[first:]):
+        cache.keep(chunk, scan)
 
 
 def _marked(scan: ChunkScan) -> bool:

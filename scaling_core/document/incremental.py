@@ -40,6 +40,7 @@ from scaling_core.units.arrays import is_array
 from scaling_core.units.quantity import Quantity
 
 if TYPE_CHECKING:
+    from scaling_core.document.chunk_layout import ChunkLayout
     from scaling_core.document.stretches import Stretch
 
 _IDENTIFIER = re.compile(IDENTIFIER)  # the lexer's own rule, so no name a region reads is missed
@@ -60,6 +61,8 @@ class ChunkCache:
         self.reused = 0
         #: The scans parsed by the latest extraction (their chunks were just edited), by id.
         self.fresh: set[int] = set()
+        #: The chunks of the latest extraction (``chunk_layout.py``): what the next one keeps of them.
+        self.layout: ChunkLayout | None = None
 
     def begin(self) -> None:
         """Start an extraction."""
@@ -86,6 +89,11 @@ class ChunkCache:
             self._next[chunk] = found
             self.reused += 1
         return found
+
+    def keep(self, chunk: str, scan: ChunkScan) -> None:
+        """Keep the scan of a chunk known unchanged (``chunk_layout.py``): reused, as :meth:`get` finds it."""
+        self._next[chunk] = scan
+        self.reused += 1
 
     def put(self, chunk: str, scan: ChunkScan) -> None:
         """Remember a fresh scan."""

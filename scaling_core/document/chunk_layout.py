@@ -1,0 +1,92 @@
+"""The chunks of a new version of a draft, from the previous version's (issue 15).
+
+Cutting a draft into chunks (``chunks.split_chunks``) reads all of it, and
+each chunk's text is then cut out, hashed and looked up in the chunk cache:
+on 10,000 lines, ~1,400 chunks on every keystroke.  The previous extraction's
+chunks (where each started, its text, its scan) tell what did not change: the
+chunks the new text starts with, and those it ends with (moved by the change
+in length).  Only the text between is cut again, from a chunk start before
+the edit, and cutting stops where a new chunk starts where an old one of the
+unchanged end starts: from there on the text, the cuts and so the chunks are
+the old ones, moved.
+
+Where cutting restarts, the cuts so far must be those of the new text: a
+cut's decision reads the text from the blank line before it to its next
+candidate and ~24 characters on (``chunks._cuts``), so it restarts at a chunk
+start whose next chunk starts :data:`_MARGIN` characters or more before the
+first changed chunk.  A draft whose chunk scale changes (``chunks.chunk_scale``),
+with ``\\r`` line breaks, or edited in its front matter is cut whole.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+from scaling_core.document.chunks import FRONT_MATTER_END, chunk_scale
+from scaling_core.document.regions import ChunkScan
+
+#: Characters a cut's decision may read past the next chunk start (a crc of 24, a look-ahead of 3).
+_MARGIN = 64
+
+
+@dataclass(slots=True, eq=False)
+class ChunkLayout:
+    """The chunks an extraction read, in order: where each starts, its text and its scan."""
+
+    starts: list[int]
+    texts: list[str]
+    scans: list[ChunkScan]
+    #: The length of the text they tile.
+    length: int
+
+
+@dataclass(slots=True, eq=False)
+class Reuse:
+    """What a new text keeps of a layout: its first ``head`` chunks, and its chunks from ``tail`` on, moved."""
+
+    layout: ChunkLayout
+    head: int
+    tail: int
+    delta: int
+
+    @property
+    def start(self) -> int:
+        """Where cutting restarts: the end of the chunks kept at the start."""
+        return self.layout.starts[self.head] if self.head < len(self.layout.starts) else self.layout.length
+
+    def old_chunk_at(self, start: int) -> int | None:
+        """The chunk of the unchanged end that starts at ``start`` in the new text (its index), if any."""
+        starts = self.layout.starts
+        at = start - self.delta
+        if self.tail >= len(starts) or at < starts[self.tail]:
+            return None
+        index = bisect.bisect_left(starts, at, self.tail)
+        return index if index < len(starts) and starts[index] == at else None
+
+
+def reuse(text: str, layout: ChunkLayout) -> Reuse | None:
+    """What ``text`` keeps of ``layout``'s chunks, or None when it must be cut whole (see the module docstring)."""
+    if "\r" in text or chunk_scale(len(text)) != chunk_scale(layout.length):
+        return None
+    starts, texts = layout.starts, layout.texts
+    count = len(starts)
+    same = 0
+    while same < count and text.startswith(texts[same], starts[same]):
+        same += 1
+    limit = starts[same] if same < count else layout.length  # where the unchanged start ends (in both texts)
+    delta = len(text) - layout.length
+    tail = count
+    while tail > same and starts[tail - 1] >= limit and starts[tail - 1] + delta >= limit:
+        if not text.startswith(texts[tail - 1], starts[tail - 1] + delta):
+            break
+        tail -= 1
+    # Restart at the start of the chunk before the last one starting _MARGIN or more before the change.
+    head = bisect.bisect_right(starts, limit - _MARGIN, 0, same) - 2
+    if head < 1:
+        return None
+    if text.startswith("---"):  # front matter: no cut inside it (``chunks.block_starts``)
+        closing = FRONT_MATTER_END.search(text, 3)
+        if closing is None or closing.end() > starts[head]:
+            return None
+    return Reuse(layout, head, tail, delta)
