@@ -36,6 +36,7 @@ from scaling_core.document.interpret import Interpreter, internal_error
 from scaling_core.document.names import in_calc_block, locate_unknown_names, suggest_names
 from scaling_core.document.regions import ChunkScan, Extraction, Region, Suppression
 from scaling_core.document.results import Binding, CheckResult, CheckStatus, DocumentAnalysis, ProblemStatus
+from scaling_core.document.segments import SortedOnRead
 from scaling_core.document.shift import shift_regions
 from scaling_core.document.verdicts import problem_diagnostic, problem_verdict, span_start
 from scaling_core.expr import syntax as ast
@@ -277,12 +278,16 @@ def _analyze_import(target: str, text: str, config: Config, context: ImportConte
 def _checks(results: Results, suppressions: list[Suppression], config: Config, listed: bool) -> Sequence[CheckResult]:
     """The checks in order of start, failing ones that are suppressed or turned off counting as skipped.
 
-    Moved into place only when needed: out of order (a claim that waited for
-    names below), a failing check to skip, or ``listed`` (problem verdicts read a list).
+    Moved into place only when needed: a failing check to skip, or ``listed``
+    (problem verdicts read a list); out of order (a claim that waited for names
+    below), they are sorted when first read.
     """
     checks: Sequence[CheckResult] = results.checks
     failing = results.failing
+    skipping = failing and (suppressions or any(level is None for level in config.severity.values()))
     if not results.checks_in_order:
+        if not listed and not skipping:
+            return SortedOnRead(checks, span_start)  # sorted when read: publishing reads none
         checks = sorted(checks, key=span_start)
         failing = [n for n, check in enumerate(checks) if check.status in _FAILING]
     if failing and (suppressions or any(level is None for level in config.severity.values())):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scaling_core.document.segments import Segments
+from scaling_core.document.segments import Segments, SortedOnRead
 
 
 def test_reads_see_ready_and_moved_items_in_order_and_build_each_once() -> None:
@@ -31,3 +31,18 @@ def test_tail_and_pop_across_moved_parts() -> None:
     assert items.pop() == -3 and len(items) == 2 and list(items) == [-1, -2]
     items.append(7)
     assert items.pop() == 7 and items.tail(0) == [-1, -2]
+
+
+def test_sorted_on_read_moves_and_sorts_only_once_read() -> None:
+    built: list[int] = []
+
+    def move(item: int) -> int:
+        built.append(item)
+        return item * 10
+
+    items = Segments([50, 10])
+    items.add_moved((4, 2), move)
+    ordered = SortedOnRead(items, key=lambda item: item)
+    assert len(ordered) == 4 and built == []  # publishing asks the count, never the items
+    assert ordered[0] == 10 and list(ordered) == [10, 20, 40, 50] and built == [4, 2]
+    assert ordered == [10, 20, 40, 50] and ordered[1:3] == [20, 40] and built == [4, 2]
