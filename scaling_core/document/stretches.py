@@ -45,6 +45,9 @@ if TYPE_CHECKING:
 
 #: A stretch is formed from at least this many consecutive replayed runs (one is replayed as a run).
 SHORTEST = 2
+#: And of at most this many chunks: an edit breaks one stretch, whose runs are then replayed one by one and
+#: gathered again (``gathered.py``) over the next keystrokes; the others are replayed whole, as gathered.
+LONGEST = 128
 
 
 @dataclass(slots=True, eq=False)
@@ -96,11 +99,14 @@ class StretchBuilder:
         self.multi = False
         self.top_start = False
 
-    def fits(self, single: bool, problem: str | None, holder: ProblemRegion | None) -> bool:
-        """Whether a run (or stretch) that starts in ``problem`` (``single``: and stays there) may join the runs
-        collected: in their one scope, or anywhere when they started at the top level (they then cross problems)."""
+    def fits(self, single: bool, problem: str | None, holder: ProblemRegion | None, chunks: int = 1) -> bool:
+        """Whether a run (or a stretch of ``chunks`` chunks) that starts in ``problem`` (``single``: and stays
+        there) may join the runs collected: in their one scope, or anywhere when they started at the top level
+        (they then cross problems), and without making a stretch longer than :data:`LONGEST` chunks."""
         if not self.scans:
             return True
+        if len(self.scans) + chunks > LONGEST:
+            return False
         return (not self.multi and single and problem == self.problem and holder is self.holder) or self.top_start
 
     def start(self, single: bool, top_level: bool) -> bool:
@@ -276,7 +282,7 @@ def replay_stretch(driver: Driver, chunks: list[tuple[int, ChunkScan]], index: i
     if whole:
         driver.cache.keep_stretch(stretch)
         single = not stretch.multi
-        if not builder.fits(single, stretch.problem, owner):
+        if not builder.fits(single, stretch.problem, owner, len(stretch.scans)):
             keep(driver, builder)
         builder.start(single, owner is None)
         builder.holder = owner if single else driver.current

@@ -7,7 +7,10 @@ breaks one of these and checks the result against a full analysis.
 
 from __future__ import annotations
 
+import pytest
+
 from scaling_core import analyze_document
+from scaling_core.document import stretches
 from scaling_core.document.incremental import RegionCache
 from tests.core.test_forward_reuse import forward_draft
 from tests.core.test_incremental import observable
@@ -142,3 +145,16 @@ def test_a_stretch_across_problems_reads_again_the_top_level_name_a_problem_hide
     edited = typed.replace("D = 8192", "D = 4096")  # the top-level D every stretch reads, above them
     statuses = assert_each_matches_a_full_analysis([text, typed, typed, typed + " ", edited])
     assert statuses.count("fail") == 20  # the top-level claims, not the problems' own
+
+
+def test_an_edit_in_a_new_place_breaks_one_short_stretch(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Stretches hold at most LONGEST chunks: moving to type elsewhere replays one stretch's runs one by one.
+    monkeypatch.setattr(stretches, "LONGEST", 16)
+    text = forward_draft(60)
+    versions = typed(text, "## Step 5\n\nAt", 3) + typed(typed(text, "## Step 5\n\nAt", 3)[-1], "## Step 40\n\nAt", 1)
+    counts = runs_looked_up(text, versions)
+    assert counts[-1] <= 16 + 2  # the broken stretch's runs, and the typed chunk's neighbours
+    cache = RegionCache()
+    for version in versions:
+        analyze_document(version, "draft.md", cache=cache)
+    assert cache._stretches and all(len(s.scans) <= 16 for s in cache._stretches.values())
