@@ -22,6 +22,7 @@ from scaling_core.document.chunk_layout import ChunkLayout, Reuse, reuse
 from scaling_core.document.chunks import block_starts, cuts_after, finalize, html_block_is_open, split_chunks
 from scaling_core.document.incremental import ChunkCache
 from scaling_core.document.inline_scan import InlineScanner
+from scaling_core.document.piece_chunks import long_calc_block
 from scaling_core.document.problem_syntax import (
     bold_problem,
     directive,
@@ -321,13 +322,18 @@ def extract(
         # One pass needs no chunks; the property test checks that chunked scans agree.
         return finalize([_Extractor(text, index).run()], text, index)
     layout = _read_chunks(text, cache, check_stop)
-    scans, chunks = [], []
+    scans, chunks, walked = [], [], []
     for start, chunk, scan in zip(layout.starts, layout.texts, layout.scans):
         if _marked(scan):  # the rest of a scan is only its regions, placed when the driver asks
             scans.append(cache.placed(chunk, start, scan))
         chunks.append((start, scan))
+        pieces = cache.pieces.walked(chunk, scan, cache.fresh) if long_calc_block(scan) else None
+        if pieces is None:
+            walked.append((start, scan))
+        else:
+            walked += [(start + at, piece) for at, piece in pieces]
     found = finalize(scans, text, index)
-    found.chunks = chunks
+    found.chunks, found.walked = chunks, walked
     return found
 
 

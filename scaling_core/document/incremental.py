@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from scaling_core.diagnostics import Diagnostic
 from scaling_core.document.effects import Effects
+from scaling_core.document.piece_chunks import PieceScans
 from scaling_core.document.regions import ChunkScan, ClaimRegion, Region
 from scaling_core.document.results import Binding
 from scaling_core.document.scope import Scope
@@ -63,22 +64,27 @@ class ChunkCache:
         self.fresh: set[int] = set()
         #: The chunks of the latest extraction (``chunk_layout.py``): what the next one keeps of them.
         self.layout: ChunkLayout | None = None
+        #: The scans of long calc blocks' pieces, walked as chunks (``piece_chunks.py``).
+        self.pieces = PieceScans()
 
     def begin(self) -> None:
         """Start an extraction."""
         self._next = {}
         self.parsed = self.reused = 0
         self.fresh = set()
+        self.pieces.begin()
 
     def end(self) -> None:
         """Keep only the chunks just used."""
         self._entries, self._next = self._next, {}
+        self.pieces.end()
         self.end_placements()
 
     def abandon(self) -> None:
         """An extraction stopped part-way: keep the old chunks and the ones it scanned."""
         self._entries.update(self._next)
         self._next = {}
+        self.pieces.abandon()
         self._regions.update(self._next_regions)
         self._next_regions = {}
 

@@ -98,6 +98,8 @@ class Extraction:
     #: With a chunk cache: each chunk as (its start, its scan with offsets relative to that start).  Then
     #: ``regions`` stays empty until :func:`~scaling_core.document.extract.all_regions` places them.
     chunks: list[tuple[int, ChunkScan]] = field(default_factory=list)
+    #: The chunks as the region driver walks them: a long calc block's chunk as one per piece (``piece_chunks.py``).
+    walked: list[tuple[int, ChunkScan]] = field(default_factory=list)
 
 
 @dataclass

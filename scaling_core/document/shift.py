@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from scaling_core.diagnostics import Diagnostic, Fix, Related
+from scaling_core.document.pieces import CalcPiece
 from scaling_core.document.regions import (
     CalcRegion,
     ChunkScan,
@@ -130,6 +131,10 @@ def shift_region(region: Region | PythonRegion, delta: int) -> Region | PythonRe
     if type(region) is CalcRegion:
         lines = tuple([(offset + delta, text) for offset, text in region.lines])
         return CalcRegion(shift_span(region.span, delta), lines, region.hidden)
+    if isinstance(region, CalcPiece):  # a piece walked as a chunk of its own (``piece_chunks.py``)
+        lines = tuple([(offset + delta, text) for offset, text in region.lines])
+        following = region.following + delta if region.following is not None else None
+        return CalcPiece(shift_span(region.span, delta), lines, region.hidden, following, region.contiguous)
     if type(region) is ClaimRegion:
         unit = shift_span(region.unit_span, delta) if region.unit_span is not None else None
         return ClaimRegion(shift_span(region.number_span, delta), region.number_text, unit, region.op,
