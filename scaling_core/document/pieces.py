@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 import zlib
 from dataclasses import dataclass
+from operator import itemgetter
 
 from scaling_core.document.regions import CalcRegion
 from scaling_core.text import Span
@@ -54,18 +55,22 @@ def split_calc(block: CalcRegion) -> list[CalcPiece] | None:
     if len(lines) < MIN_LINES or isinstance(block, CalcPiece):
         return None
     cuts = [0]
-    for number in range(1, len(lines)):
-        length = number - cuts[-1]
-        if length < MIN_PIECE:
-            continue
+    number, count = MIN_PIECE, len(lines)
+    while number < count:  # each piece at least MIN_PIECE lines long: the lines before are not read
         line = lines[number][1]
-        if _DEFINITION_START.match(line) is None:
-            continue
-        if length >= MAX_PIECE or not zlib.crc32(line.encode("utf-8", "surrogatepass")) % _CUT_EVERY:
+        if _DEFINITION_START.match(line) is not None and (
+            number - cuts[-1] >= MAX_PIECE or not zlib.crc32(line.encode("utf-8", "surrogatepass")) % _CUT_EVERY
+        ):
             cuts.append(number)
+            number += MIN_PIECE
+        else:
+            number += 1
     if len(cuts) == 1:
         return None
-    contiguous = all(after[0] == offset + len(line) + 1 for (offset, line), after in zip(lines, lines[1:]))
+    # Lines never overlap and a line break (one character or more) follows each, so they are one run of text,
+    # one character apart, exactly when their lengths and breaks add up to where the last one starts.
+    length = sum(map(len, map(itemgetter(1), lines))) - len(lines[-1][1]) + len(lines) - 1
+    contiguous = lines[-1][0] - lines[0][0] == length
     pieces = []
     bounds = cuts + [len(lines)]
     for number, (first, last) in enumerate(zip(bounds, bounds[1:])):

@@ -10,6 +10,7 @@ another block), and random drafts built from such lines.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from bench.corpus import book_like, dense
 from scaling_core import analyze_document
 from scaling_core.document.extract import _Extractor
 from scaling_core.document.regions import ChunkScan
+from scaling_core.document.simple_blocks import closing_line_end
 from scaling_core.text import LineIndex
 
 EXAMPLES = int(os.environ.get("MARGIN_HYPOTHESIS_EXAMPLES", "0"))
@@ -163,3 +165,19 @@ def test_an_analysis_reads_simple_blocks_as_before() -> None:
     analysis = analyze_document(text, "x.md")
     assert [c.status for c in analysis.checks] == ["pass", "pass", "pass"]
     assert analysis.headings == [(0, 1)]
+
+
+@settings(max_examples=int(os.environ.get("MARGIN_HYPOTHESIS_EXAMPLES", "0")) or 500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["```", "````", "~~~", "   ```", "    ```", " ``` \t", "```x", "`", " ", "\t", "\n", "\r\n", "a", "x = 1"]
+        ),
+        max_size=30,
+    ).map("".join),  # fmt: skip
+    st.sampled_from([("`", 3), ("`", 4), ("~", 3)]),
+)
+def test_the_closing_line_is_the_one_commonmark_reads(text: str, fence: tuple[str, int]) -> None:
+    character, length = fence
+    reference = re.compile(rf"^ {{0,3}}{re.escape(character)}{{{length},}}[ \t]*$", re.M).search(text)
+    assert closing_line_end(text, character, length, 0) == (reference.end() if reference else None)
