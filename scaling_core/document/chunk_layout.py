@@ -81,12 +81,11 @@ def reuse(text: str, layout: ChunkLayout) -> Reuse | None:
         if not text.startswith(texts[tail - 1], starts[tail - 1] + delta):
             break
         tail -= 1
-    # Restart at the start of the chunk before the last one starting _MARGIN or more before the change.
-    head = bisect.bisect_right(starts, limit - _MARGIN, 0, same) - 2
-    if head < 1:
-        return None
+    # Restart at the start of the chunk before the last one starting _MARGIN or more before the change (or at
+    # the start of the text, where cutting from the start is cutting whole: only the unchanged end is kept).
+    head = max(0, bisect.bisect_right(starts, limit - _MARGIN, 0, same) - 2)
     if text.startswith("---"):  # front matter: no cut inside it (``chunks.block_starts``)
         closing = FRONT_MATTER_END.search(text, 3)
-        if closing is None or closing.end() > starts[head]:
+        if head == 0 or closing is None or closing.end() > starts[head]:
             return None
     return Reuse(layout, head, tail, delta)
