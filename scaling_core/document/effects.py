@@ -14,7 +14,7 @@ document's :class:`Results` are what every region's applied effects add up to.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import NamedTuple
@@ -76,10 +76,7 @@ class Effects:
         start, and the positions of the failing ones (FAIL or WARN).  Worked out once."""
         facts = self._check_facts
         if facts is None:
-            starts = [check.span.start for check in self.checks]
-            failing = tuple(n for n, check in enumerate(self.checks) if check.status in _FAILING)
-            in_order = all(a <= b for a, b in zip(starts, starts[1:]))
-            facts = self._check_facts = (starts[0], max(starts), in_order, failing)
+            facts = self._check_facts = check_facts(self.checks, [check.span.start for check in self.checks])
         return facts
 
     @property
@@ -193,13 +190,7 @@ class Results:
             else:
                 self.values.extend(effects.values)
         if effects.checks:
-            first, last, in_order, failing = effects.check_facts
-            if not in_order or first + delta < self.last_check:
-                self.checks_in_order = False
-            self.last_check = max(self.last_check, last + delta)
-            if failing:
-                count = len(self.checks)
-                self.failing.extend([count + n for n in failing])
+            self.count_checks(effects.check_facts, delta)
             if delta:
                 self.checks.add_moved(effects.checks, partial(move_check, delta))
             else:
@@ -209,6 +200,25 @@ class Results:
         if effects.imports:
             self.imports.extend(imported.path for imported in effects.imports)
         return bindings
+
+    def count_checks(self, facts: tuple[int, int, bool, tuple[int, ...]], delta: int) -> None:
+        """Before checks are added, ``delta`` on from where recorded: note whether they keep the checks in
+        order, the largest start, and where the failing ones will be (``facts``: ``check_facts``'s)."""
+        first, last, in_order, failing = facts
+        if not in_order or first + delta < self.last_check:
+            self.checks_in_order = False
+        self.last_check = max(self.last_check, last + delta)
+        if failing:
+            count = len(self.checks)
+            self.failing.extend([count + n for n in failing])
+
+
+def check_facts(checks: Sequence[CheckResult], starts: list[int]) -> tuple[int, int, bool, tuple[int, ...]]:
+    """Of ``checks`` (at least one) starting at ``starts``: the first start, the largest, whether they are
+    in order of start, and the positions of the failing ones (FAIL or WARN)."""
+    in_order = all(a <= b for a, b in zip(starts, starts[1:]))
+    failing = tuple(n for n, check in enumerate(checks) if check.status in _FAILING)
+    return starts[0], max(starts), in_order, failing
 
 
 def region_bounds(region: Region) -> tuple[int, int]:

@@ -32,10 +32,10 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from scaling_core.diagnostics import Diagnostic
-from scaling_core.document.effects import Effects, region_bounds
+from scaling_core.document.effects import Effects, check_facts, region_bounds
 from scaling_core.document.forward import Waiting, binding_stamp, waits
 from scaling_core.document.regions import ChunkScan
-from scaling_core.document.results import Binding, CheckResult, CheckStatus, Reference, ValueResult
+from scaling_core.document.results import Binding, CheckResult, Reference, ValueResult
 from scaling_core.document.shift import move_binding, move_check, move_value, shift_diagnostic, shift_span
 
 if TYPE_CHECKING:
@@ -44,7 +44,6 @@ if TYPE_CHECKING:
 
 #: A reference's target: a definition of the stretch (its position among them), or a name looked up at its start.
 Target = int | str
-_FAILING = (CheckStatus.FAIL, CheckStatus.WARN)
 
 
 @dataclass(slots=True, eq=False)
@@ -74,10 +73,8 @@ class Piece:
     def seal(self) -> None:
         """Work out its checks' facts (once gathered)."""
         if self.checks:
-            starts = [check.span.start + delta for check, delta in self.checks]
-            in_order = all(a <= b for a, b in zip(starts, starts[1:]))
-            failing = tuple(n for n, (check, _d) in enumerate(self.checks) if check.status in _FAILING)
-            self.facts = (starts[0], max(starts), in_order, failing)
+            checks = [check for check, _delta in self.checks]
+            self.facts = check_facts(checks, [check.span.start + delta for check, delta in self.checks])
         if self.settled is not None:
             self.settled.seal()
 
@@ -271,13 +268,7 @@ def _add(interpreter: Interpreter, piece: Piece, delta: int, placed: list[Bindin
     if piece.values:
         results.values.add_moved(piece.values, partial(_place_value, delta))
     if piece.checks:
-        first, last, in_order, failing = piece.facts
-        if not in_order or first + delta < results.last_check:
-            results.checks_in_order = False
-        results.last_check = max(results.last_check, last + delta)
-        if failing:
-            count = len(results.checks)
-            results.failing += [count + n for n in failing]
+        results.count_checks(piece.facts, delta)
         results.checks.add_moved(piece.checks, partial(_place_check, delta))
 
 

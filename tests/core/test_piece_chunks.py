@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from scaling_core import analyze_document
 from scaling_core.document.incremental import RegionCache
-from tests.core.test_incremental import observable
+from tests.core.test_incremental import assert_edits_match_a_full_reanalysis, observable
 from tests.core.test_incremental_shapes import long_block
 from tests.fuzz.properties import examples
 
@@ -43,11 +43,4 @@ FRAGMENTS = ["B_9 = 3\n", "\n", "x = (1 +\n", "```\n", "# note\n", "t_5 == 1 us\
     st.lists(st.tuples(st.floats(0.02, 0.98), st.integers(0, 60), st.sampled_from(FRAGMENTS)), min_size=1, max_size=6)
 )
 def test_edits_in_a_long_block_match_a_full_analysis(edits: list[tuple[float, int, str]]) -> None:
-    cache = RegionCache()
-    text = DRAFT
-    analyze_document(text, "draft.md", cache=cache)
-    for where, remove, insert in edits:
-        at = int(where * len(text))
-        text = text[:at] + insert + text[at + remove :]
-        incremental = analyze_document(text, "draft.md", cache=cache)
-        assert observable(incremental) == observable(analyze_document(text, "draft.md"))
+    assert_edits_match_a_full_reanalysis(DRAFT, edits)
