@@ -257,14 +257,22 @@ def _add(interpreter: Interpreter, piece: Piece, delta: int, placed: list[Bindin
     results = interpreter.results
     if piece.elements:
         interpreter.evaluator.budget.elements += piece.elements
+    # Definitions and diagnostics are moved now; once moved they are kept where they are (``-delta`` from
+    # where the stretch was gathered), so replaying the stretch there again (the edits are below it, though
+    # its runs were recorded elsewhere) moves none of them.
     if piece.bindings:
         new = [move_binding(d + delta, b) if d + delta else b for b, d in piece.bindings]
+        if any(d + delta for _b, d in piece.bindings):
+            piece.bindings = [(binding, -delta) for binding in new]
         placed += new
         results.bindings += new
     if piece.references:
         results.references.add_moved(piece.references, partial(_place_reference, delta, placed, outside))
     if piece.diagnostics:
-        results.diagnostics += [shift_diagnostic(d, at + delta) if at + delta else d for d, at in piece.diagnostics]
+        moved = [shift_diagnostic(d, at + delta) if at + delta else d for d, at in piece.diagnostics]
+        if any(at + delta for _d, at in piece.diagnostics):
+            piece.diagnostics = [(diagnostic, -delta) for diagnostic in moved]
+        results.diagnostics += moved
     if piece.values:
         results.values.add_moved(piece.values, partial(_place_value, delta))
     if piece.checks:

@@ -71,3 +71,18 @@ def test_settled_claims_inside_a_problem_are_added_when_the_problem_ends() -> No
     assert {s.problem for s in cache._stretches.values() if isinstance(s.gathered, Gathered)} == {"Problem 1"}
     assert settled_claims(gathered_of(cache)) >= 2 * 6
     assert statuses[-1] == "skip"
+
+
+def test_definitions_moved_once_stay_where_they_are_for_the_next_replays() -> None:
+    text = forward_draft(24)
+    cache = RegionCache()
+    versions = [text, text, *typed(text, "# Claims", 3)]  # every run now lies 3 characters from where recorded
+    versions += typed(versions[-1], "## Step 22\n\nAt", 5)  # typing below them: they stay where they are
+    analysed(versions[:-1], cache)
+    before = analyze_document(versions[-2], "draft.md", cache=cache).bindings
+    after = analyze_document(versions[-1], "draft.md", cache=cache).bindings
+    step_5 = [n for n, binding in enumerate(after) if binding.name == "t_5"]
+    assert step_5 and all(after[n] is before[n] for n in step_5)  # not moved again: the same objects
+    assert observable(analyze_document(versions[-1], "draft.md", cache=cache)) == observable(
+        analyze_document(versions[-1], "draft.md")
+    )
