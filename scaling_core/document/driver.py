@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-from scaling_core.document.effects import Effects, Results, region_bounds
+from scaling_core.document.effects import Effects, Results, Run, region_bounds
 from scaling_core.document.forward import ForwardReferences, Waiting, looks_below, waits
 from scaling_core.document.incremental import RegionCache, _incomplete, identifiers, inputs_for, region_key
 from scaling_core.document.interpret import Interpreter
@@ -41,25 +40,6 @@ from scaling_core.document.stretches import StretchBuilder, collect, keep, repla
 
 #: ``cancelled`` is polled every this many regions (a poll costs ~0.1 µs, a replayed region ~14 µs).
 STOP_POLL_REGIONS = 64
-
-
-@dataclass(slots=True)
-class Run:
-    """What walking one run did, to do again: ``steps`` are applied effects and deferred claims, in order."""
-
-    #: The chunk scan it was recorded from (a key names it by id; this keeps the id meaningful).
-    scan: ChunkScan
-    #: Where its chunk started when it was recorded.
-    chunk_start: int
-    #: Effects (applied as one region's), a region of the chunk that waits for names below (``forward.Waiting``),
-    #: or (-n, ()): the chunk's n-th scope starts (its regions are in another problem, or at the top level).
-    steps: list[Effects | Waiting | tuple[int, tuple[Any, ...]]]
-    #: Regions it counts as reused when replayed (as many as its walk evaluated or reused).
-    counted: int
-    #: Sweep elements its regions computed (a replay spends them from the analysis's budget).
-    elements: int
-    #: The region-cache entries its walk used (kept while the run is replayed, for the walk after an edit).
-    entries: dict[tuple[Any, ...], Effects] = field(default_factory=dict)
 
 
 #: A chunk's regions by the problem they are in: (problem or None, first index, index after the last).
@@ -266,7 +246,9 @@ class Driver:
         """Do again what ``run`` did, for its chunk now at ``chunk[0]`` (``scopes``: the chunk's, if several)."""
         interpreter, forward = self.interpreter, self.forward
         start, scan = chunk
-        delta = start - run.chunk_start
+        if start != run.chunk_start and start == run.replayed_at:
+            run.moved_to(start)  # edits below it: moved once, not on every keystroke
+        run.replayed_at, delta = start, start - run.chunk_start
         for step in run.steps:
             if isinstance(step, Effects):
                 bindings = interpreter.apply(step, delta)

@@ -17,14 +17,24 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scaling_core.diagnostics import Diagnostic
-from scaling_core.document.regions import ClaimRegion, Region
+from scaling_core.document.regions import ChunkScan, ClaimRegion, Region
 from scaling_core.document.results import Binding, CheckResult, CheckStatus, Reference, ValueResult
 from scaling_core.document.segments import Segments
-from scaling_core.document.shift import move_binding, move_check, move_reference, move_value, shift_diagnostic
+from scaling_core.document.shift import (
+    move_binding,
+    move_check,
+    move_reference,
+    move_value,
+    shift_diagnostic,
+    shift_span,
+)
 from scaling_core.document.verdicts import CheckReporting
+
+if TYPE_CHECKING:
+    from scaling_core.document.forward import Waiting
 
 #: A check status whose diagnostic a suppression may hide.
 _FAILING = (CheckStatus.FAIL, CheckStatus.WARN)
@@ -213,6 +223,19 @@ class Results:
             self.failing.extend([count + n for n in failing])
 
 
+def moved_effects(effects: Effects, delta: int) -> Effects:
+    """``effects`` as recorded ``delta`` further on, every item moved now: effects replayed from there again move
+    nothing (a run above an edit lies where it was replayed last, not where it was recorded)."""
+    bindings = tuple([move_binding(delta, binding) for binding in effects.bindings])
+    references = tuple([Reference(shift_span(r.span, delta), r.name, bindings[owner] if owner is not None else r.binding)
+                        for r, owner in zip(effects.references, effects.owners)])  # fmt: skip
+    return Effects(
+        effects.start + delta, tuple([shift_diagnostic(d, delta) for d in effects.diagnostics]),
+        tuple([move_value(delta, v) for v in effects.values]), tuple([move_check(delta, c) for c in effects.checks]),
+        bindings, references, effects.imports, effects.elements,
+    )  # fmt: skip
+
+
 def check_facts(checks: Sequence[CheckResult], starts: list[int]) -> tuple[int, int, bool, tuple[int, ...]]:
     """Of ``checks`` (at least one) starting at ``starts``: the first start, the largest, whether they are
     in order of start, and the positions of the failing ones (FAIL or WARN)."""
@@ -226,3 +249,30 @@ def region_bounds(region: Region) -> tuple[int, int]:
     if isinstance(region, ClaimRegion):
         return region.number_span.start, region.marker_span.end
     return region.span.start, region.span.end
+
+
+@dataclass(slots=True)
+class Run:
+    """What walking one run did, to do again: ``steps`` are applied effects and deferred claims, in order."""
+
+    #: The chunk scan it was recorded from (a key names it by id; this keeps the id meaningful).
+    scan: ChunkScan
+    #: Where its chunk started when it was recorded.
+    chunk_start: int
+    #: Effects (applied as one region's), a region of the chunk that waits for names below (``forward.Waiting``),
+    #: or (-n, ()): the chunk's n-th scope starts (its regions are in another problem, or at the top level).
+    steps: list[Effects | Waiting | tuple[int, tuple[Any, ...]]]
+    #: Regions it counts as reused when replayed (as many as its walk evaluated or reused).
+    counted: int
+    #: Sweep elements its regions computed (a replay spends them from the analysis's budget).
+    elements: int
+    #: The region-cache entries its walk used (kept while the run is replayed, for the walk after an edit).
+    entries: dict[tuple[Any, ...], Effects] = field(default_factory=dict)
+    #: Where its chunk started when it was last replayed.
+    replayed_at: int = -1
+
+    def moved_to(self, start: int) -> None:
+        """Its chunk starts at ``start`` for good, it seems (replayed there twice): record its effects there."""
+        self.steps = [moved_effects(step, start - self.chunk_start) if isinstance(step, Effects) else step
+                      for step in self.steps]  # fmt: skip
+        self.chunk_start = start

@@ -42,7 +42,7 @@ from scaling_core.document.shift import shift_region
 
 @dataclass(slots=True, eq=False)
 class Waiting:
-    """A step of a recorded run: the chunk's region ``number`` waited for names below (``driver.Run``)."""
+    """A step of a recorded run: the chunk's region ``number`` waited for names below (``effects.Run``)."""
 
     number: int
     #: Its region key (the run's key decides it).

@@ -245,7 +245,7 @@ class RegionCache:
         self._next_waiting.add(key)
 
     def get_run(self, key: tuple[Any, ...], scan: ChunkScan) -> Any:
-        """The recorded run (``driver.Run``) for ``key``, if any and still of ``scan`` (and keep it)."""
+        """The recorded run (``effects.Run``) for ``key``, if any and still of ``scan`` (and keep it)."""
         self.runs += 1
         found = self._runs.get(key) or self._next_runs.get(key)
         if found is None or found.scan is not scan:

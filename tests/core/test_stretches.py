@@ -158,3 +158,18 @@ def test_an_edit_in_a_new_place_breaks_one_short_stretch(monkeypatch: pytest.Mon
     for version in versions:
         analyze_document(version, "draft.md", cache=cache)
     assert cache._stretches and all(len(s.scans) <= 16 for s in cache._stretches.values())
+
+
+def test_runs_above_the_edits_are_moved_once_to_where_they_now_lie() -> None:
+    # Runs crossing problems are replayed step by step; recorded before typing above them, they lie elsewhere.
+    text = crossing_draft(20)
+    cache = RegionCache()
+    versions = [text, text, *typed(text, "Typing goes here", 3)]
+    versions += typed(versions[-1], "## Part 18\n", 4)  # typing below them: they stay where they are
+    for version in versions[:-2]:
+        analyze_document(version, "draft.md", cache=cache)
+    before = analyze_document(versions[-2], "draft.md", cache=cache)
+    after = analyze_document(versions[-1], "draft.md", cache=cache)
+    early = [n for n, binding in enumerate(after.bindings) if binding.name in ("X_2", "Y") and binding.span.start < 900]
+    assert early and all(after.bindings[n] is before.bindings[n] for n in early)  # not moved again
+    assert observable(after) == observable(analyze_document(versions[-1], "draft.md"))
