@@ -60,6 +60,8 @@ class Piece:
     settled: Piece | None = None
     #: Of its checks, as gathered: the first start, the largest, whether in order, the failing ones' positions.
     facts: tuple[int, int, bool, tuple[int, ...]] = (0, 0, True, ())
+    #: How far from where gathered it was last added (``_add``).
+    last_delta: int | None = None
 
     def add(self, effects: Effects, delta: int, targets: Sequence[Target | None]) -> None:
         """Add a region's (or a slice's) effects, ``delta`` from where they were recorded."""
@@ -257,12 +259,13 @@ def _add(interpreter: Interpreter, piece: Piece, delta: int, placed: list[Bindin
     results = interpreter.results
     if piece.elements:
         interpreter.evaluator.budget.elements += piece.elements
-    # Definitions and diagnostics are moved now; once moved they are kept where they are (``-delta`` from
-    # where the stretch was gathered), so replaying the stretch there again (the edits are below it, though
-    # its runs were recorded elsewhere) moves none of them.
+    # Definitions and diagnostics are moved now.  Added twice in a row at one place (the edits are below it,
+    # though its runs were recorded elsewhere), they are kept where they are then (``-delta`` from where the
+    # stretch was gathered): adding them there again moves none of them.
+    again, piece.last_delta = delta == piece.last_delta, delta
     if piece.bindings:
         new = [move_binding(d + delta, b) if d + delta else b for b, d in piece.bindings]
-        if any(d + delta for _b, d in piece.bindings):
+        if again and any(d + delta for _b, d in piece.bindings):
             piece.bindings = [(binding, -delta) for binding in new]
         placed += new
         results.bindings += new
@@ -270,7 +273,7 @@ def _add(interpreter: Interpreter, piece: Piece, delta: int, placed: list[Bindin
         results.references.add_moved(piece.references, partial(_place_reference, delta, placed, outside))
     if piece.diagnostics:
         moved = [shift_diagnostic(d, at + delta) if at + delta else d for d, at in piece.diagnostics]
-        if any(at + delta for _d, at in piece.diagnostics):
+        if again and any(at + delta for _d, at in piece.diagnostics):
             piece.diagnostics = [(diagnostic, -delta) for diagnostic in moved]
         results.diagnostics += moved
     if piece.values:
