@@ -290,7 +290,7 @@ def _checks(results: Results, suppressions: list[Suppression], config: Config, l
             return SortedOnRead(checks, span_start)  # sorted when read: publishing reads none
         checks = sorted(checks, key=span_start)
         failing = [n for n, check in enumerate(checks) if check.status in _FAILING]
-    if failing and (suppressions or any(level is None for level in config.severity.values())):
+    if skipping:
         checks = list(checks)
         for n in failing:
             checks[n] = _unless_suppressed(checks[n], suppressions, config)

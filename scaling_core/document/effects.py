@@ -29,7 +29,6 @@ from scaling_core.document.shift import (
     move_reference,
     move_value,
     shift_diagnostic,
-    shift_span,
 )
 from scaling_core.document.verdicts import CheckReporting
 
@@ -227,7 +226,7 @@ def moved_effects(effects: Effects, delta: int) -> Effects:
     """``effects`` as recorded ``delta`` further on, every item moved now: effects replayed from there again move
     nothing (a run above an edit lies where it was replayed last, not where it was recorded)."""
     bindings = tuple([move_binding(delta, binding) for binding in effects.bindings])
-    references = tuple([Reference(shift_span(r.span, delta), r.name, bindings[owner] if owner is not None else r.binding)
+    references = tuple([move_reference(delta, (r, bindings[owner] if owner is not None else r.binding))
                         for r, owner in zip(effects.references, effects.owners)])  # fmt: skip
     return Effects(
         effects.start + delta, tuple([shift_diagnostic(d, delta) for d in effects.diagnostics]),

@@ -148,20 +148,19 @@ class SortedOnRead(Sequence[T]):
     __slots__ = ("_source", "_key", "_sorted")
 
     def __init__(self, source: Sequence[T], key: Callable[[T], Any]) -> None:
-        self._source: Sequence[T] | None = source
+        self._source = source
         self._key = key
         self._sorted: list[T] | None = None
 
     def _items(self) -> list[T]:
+        # The source is kept: two threads reading at once (the server's handlers and its worker) both sort it.
         found = self._sorted
         if found is None:
-            assert self._source is not None
             found = self._sorted = sorted(self._source, key=self._key)
-            self._source = None
         return found
 
     def __len__(self) -> int:
-        return len(self._sorted if self._sorted is not None else self._source or ())
+        return len(self._source)
 
     @overload
     def __getitem__(self, index: int) -> T: ...
