@@ -167,11 +167,10 @@ def _analyze(
     suppressions = found.suppressions + found.calc_suppressions
     diagnostics = _suppress(diagnostics, suppressions)
     checks = _checks(results, suppressions, config, bool(found.problems))
-    listed = checks if isinstance(checks, list) else []  # a list whenever there are problems
     errors = sorted((d for d in diagnostics if d.severity is Severity.ERROR), key=span_start)
     problems = found.problems
-    result.problems = [problem_verdict(p, listed, errors) for p in problems]
-    verdicts = [problem_diagnostic(p, r, listed, errors)
+    result.problems = [problem_verdict(p, checks, errors) for p in problems]
+    verdicts = [problem_diagnostic(p, r, checks, errors)
                 for p, r in zip(problems, result.problems) if r.status != ProblemStatus.PASS]  # fmt: skip
     diagnostics += _suppress(verdicts, suppressions) + _unknown_codes(suppressions)
     result.diagnostics = _apply_settings(diagnostics, config)
@@ -278,9 +277,11 @@ def _analyze_import(target: str, text: str, config: Config, context: ImportConte
 def _checks(results: Results, suppressions: list[Suppression], config: Config, listed: bool) -> Sequence[CheckResult]:
     """The checks in order of start, failing ones that are suppressed or turned off counting as skipped.
 
-    Moved into place only when needed: a failing check to skip, or ``listed``
-    (problem verdicts read a list); out of order (a claim that waited for names
-    below), they are sorted when first read.
+    Moved into place only when needed: a failing check to skip; problem
+    verdicts read the checks inside each problem (``verdicts.within``, which
+    moves only those).  Out of order (a claim that waited for names below),
+    they are sorted: when first read, or now when ``listed`` (problem verdicts
+    will read them).
     """
     checks: Sequence[CheckResult] = results.checks
     failing = results.failing
@@ -294,7 +295,7 @@ def _checks(results: Results, suppressions: list[Suppression], config: Config, l
         checks = list(checks)
         for n in failing:
             checks[n] = _unless_suppressed(checks[n], suppressions, config)
-    return list(checks) if listed and not isinstance(checks, list) else checks
+    return checks
 
 
 def _hidden(span: Span, code: str, suppressions: list[Suppression]) -> bool:

@@ -199,9 +199,10 @@ class Results:
             else:
                 self.values.extend(effects.values)
         if effects.checks:
-            self.count_checks(effects.check_facts, delta)
+            facts = effects.check_facts
+            self.count_checks(facts, delta)
             if delta:
-                self.checks.add_moved(effects.checks, partial(move_check, delta))
+                self.checks.add_moved(effects.checks, partial(move_check, delta), (facts[0] + delta, facts[1] + delta))
             else:
                 self.checks.extend(effects.checks)
         if bindings:

@@ -279,8 +279,9 @@ def _add(interpreter: Interpreter, piece: Piece, delta: int, placed: list[Bindin
     if piece.values:
         results.values.add_moved(piece.values, partial(_place_value, delta))
     if piece.checks:
-        results.count_checks(piece.facts, delta)
-        results.checks.add_moved(piece.checks, partial(_place_check, delta))
+        facts = piece.facts
+        results.count_checks(facts, delta)
+        results.checks.add_moved(piece.checks, partial(_place_check, delta), (facts[0] + delta, facts[1] + delta))
 
 
 def _place_reference(

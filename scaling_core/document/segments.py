@@ -12,6 +12,7 @@ evaluating, never force that.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar, overload
 
@@ -21,12 +22,16 @@ T = TypeVar("T")
 class Segments(Sequence[T]):
     """An append-only list built from ready items and lazily moved parts."""
 
-    __slots__ = ("_parts", "_length")
+    __slots__ = ("_parts", "_length", "_index")
 
     def __init__(self, items: Iterable[T] = ()) -> None:
-        #: Each part is a list of ready items or a (recorded items, move) pair.
+        #: Each part is a list of ready items or (recorded items, move, the first and last key they will
+        #: have or None): see :meth:`add_moved`.
         self._parts: list[Any] = [list(items)]
         self._length = len(self._parts[0])
+        #: :meth:`window`'s index of the parts: (the parts list it indexes and its length, the number
+        #: of items, each part's first key, each part's last key).
+        self._index: tuple[Any, ...] | None = None
 
     def append(self, item: T) -> None:
         """Add one ready item."""
@@ -47,10 +52,16 @@ class Segments(Sequence[T]):
         last.extend(items)
         self._length += len(last) - before
 
-    def add_moved(self, recorded: Sequence[Any], move: Callable[[Any], T]) -> None:
-        """Add ``move(r)`` for each recorded item, computed only when the list is read."""
+    def add_moved(
+        self, recorded: Sequence[Any], move: Callable[[Any], T], keys: tuple[int, int] | None = None
+    ) -> None:
+        """Add ``move(r)`` for each recorded item, computed only when the list is read.
+
+        ``keys``, when known, are the least and the largest key (see :meth:`window`) the moved items
+        will have: :meth:`window` then skips them without moving them.
+        """
         if recorded:
-            self._parts.append((recorded, move))
+            self._parts.append((recorded, move, keys))
             self._length += len(recorded)
 
     def pop(self) -> T:
@@ -86,14 +97,12 @@ class Segments(Sequence[T]):
             return []
         head = parts[first]
         if type(head) is not list:
-            recorded, move = head
-            head = list(map(move, recorded))
+            head = list(map(head[1], head[0]))
         for part in parts[first + 1 :]:
             if type(part) is list:
                 head.extend(part)
             else:
-                recorded, move = part
-                head.extend(map(move, recorded))
+                head.extend(map(part[1], part[0]))
         parts[first:] = [head]
         return head[start - before :]
 
@@ -105,10 +114,32 @@ class Segments(Sequence[T]):
             if type(part) is list:
                 flat.extend(part)
             else:
-                recorded, move = part
-                flat.extend(map(move, recorded))
+                flat.extend(map(part[1], part[0]))
         self._parts = [flat]
         return flat
+
+    def window(self, low: int, high: int, key: Callable[[T], int]) -> list[T]:
+        """The items whose ``key`` lies in [low, high), for a list in order of ``key``.
+
+        Moves only the parts that may hold such items: problem verdicts read
+        the checks inside each problem, and moving every check into place
+        for them was ~15% of a keystroke near the top of a long book-like
+        draft.  A part added with its keys is skipped unmoved.
+        """
+        parts = self._parts
+        index = self._index
+        if index is None or index[0] is not parts or index[1] != len(parts) or index[2] != self._length:
+            index = self._index = (parts, len(parts), self._length, *_part_keys(parts, key))
+        firsts, lasts = index[3], index[4]
+        found: list[T] = []
+        number = max(0, bisect.bisect_left(firsts, low) - 1)  # parts before it end before ``low``
+        while number < len(parts) and firsts[number] < high:
+            if lasts[number] >= low:
+                part = parts[number]
+                items = part if type(part) is list else map(part[1], part[0])
+                found.extend([item for item in items if low <= key(item) < high])
+            number += 1
+        return found
 
     def __len__(self) -> int:
         return self._length
@@ -134,6 +165,25 @@ class Segments(Sequence[T]):
 
     def __repr__(self) -> str:
         return f"Segments({self._flat()!r})"
+
+
+def _part_keys(parts: list[Any], key: Callable[[Any], int]) -> tuple[list[int], list[int]]:
+    """Each part's least and largest key (an empty part: the previous part's last, so firsts stay sorted)."""
+    firsts, lasts = [], []
+    last = -1
+    for part in parts:
+        if type(part) is list:
+            if part:
+                first, last = key(part[0]), key(part[-1])
+            else:
+                first = last
+        elif part[2] is not None:
+            first, last = part[2]
+        else:
+            first, last = key(part[1](part[0][0])), key(part[1](part[0][-1]))
+        firsts.append(first)
+        lasts.append(last)
+    return firsts, lasts
 
 
 class SortedOnRead(Sequence[T]):

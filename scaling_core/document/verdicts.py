@@ -5,11 +5,13 @@ from __future__ import annotations
 import bisect
 import math
 import re
+from collections.abc import Sequence
 from typing import TypeVar
 
 from scaling_core.diagnostics import Diagnostic, Fix, Related, make_diagnostic
 from scaling_core.document.prose import TRAILING_NUMBER, read_number, restyle
 from scaling_core.document.regions import ProblemRegion
+from scaling_core.document.segments import Segments
 from scaling_core.document.results import (
     CheckKind,
     CheckResult,
@@ -131,13 +133,16 @@ def span_start(item: Diagnostic | CheckResult) -> int:
 Spanned = TypeVar("Spanned", Diagnostic, CheckResult)
 
 
-def within(items: list[Spanned], bounds: tuple[int, int]) -> list[Spanned]:
-    """Items (sorted by span start) whose span starts inside ``bounds``."""
+def within(items: Sequence[Spanned], bounds: tuple[int, int]) -> list[Spanned]:
+    """Items (sorted by span start) whose span starts inside ``bounds``: of a :class:`Segments`, moving
+    into place only the parts that may hold them."""
+    if isinstance(items, Segments):
+        return items.window(bounds[0], bounds[1], span_start)
     low = bisect.bisect_left(items, bounds[0], key=span_start)
     return items[low : bisect.bisect_left(items, bounds[1], lo=low, key=span_start)]
 
 
-def problem_verdict(problem: ProblemRegion, checks: list[CheckResult], errors: list[Diagnostic]) -> ProblemResult:
+def problem_verdict(problem: ProblemRegion, checks: Sequence[CheckResult], errors: list[Diagnostic]) -> ProblemResult:
     """A problem's status and counts, from the checks and errors inside it (both lists sorted by start)."""
     inside = problem.span.start, problem.span.end
     mine = within(checks, inside)
@@ -156,7 +161,7 @@ def problem_verdict(problem: ProblemRegion, checks: list[CheckResult], errors: l
 
 
 def problem_diagnostic(
-    problem: ProblemRegion, verdict: ProblemResult, checks: list[CheckResult], errors: list[Diagnostic]
+    problem: ProblemRegion, verdict: ProblemResult, checks: Sequence[CheckResult], errors: list[Diagnostic]
 ) -> Diagnostic:
     """The diagnostic of a problem that does not pass: P002 (no checks), P004 (none known), or P001 (failed)."""
     if verdict.status == ProblemStatus.UNTESTED and verdict.total:

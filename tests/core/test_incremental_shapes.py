@@ -13,11 +13,15 @@ from unittest.mock import patch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bench.corpus import book_like
 from scaling_core import analyze_document
+from scaling_core.document import effects as effects_module
+from scaling_core.document import gathered as gathered_module
 from scaling_core.document import pieces as pieces_module
 from scaling_core.document.extract import _Extractor, _lone_fence, all_regions, extract
 from scaling_core.document.incremental import ChunkCache, RegionCache
 from scaling_core.document.interpret import Interpreter
+from scaling_core.document.shift import move_check
 from scaling_core.text import LineIndex
 from tests.core.test_incremental import observable
 
@@ -224,3 +228,24 @@ def test_a_run_that_leaves_a_problem_reads_the_top_level_name_the_problem_hid() 
     full = analyze_document(edited, "draft.md")
     assert [c.status for c in full.checks] == ["pass", "fail"]
     assert observable(incremental) == observable(full)
+
+
+def test_problem_verdicts_after_typing_at_the_top_move_only_the_checks_inside_problems() -> None:
+    text = book_like(1_500)
+    cache = RegionCache()
+    analyze_document(text, "draft.md", cache=cache)
+    moved: list[object] = []
+
+    def counted(delta: int, check: object) -> object:
+        moved.append(check)
+        return move_check(delta, check)  # type: ignore[arg-type]
+
+    edited = text.replace("## Section 0", "## Section 0x", 1)
+    with patch.object(effects_module, "move_check", counted), patch.object(gathered_module, "move_check", counted):
+        incremental = analyze_document(edited, "draft.md", cache=cache)
+        verdict_moves = len(moved)
+        expected = observable(analyze_document(edited, "draft.md"))
+        assert observable(incremental) == expected  # reads (moves) every check
+    inside = sum(p.total for p in incremental.problems)
+    assert incremental.problems and 0 < inside < len(incremental.checks) // 2
+    assert verdict_moves <= inside  # before: every check, to list them for the verdicts

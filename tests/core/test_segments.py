@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from functools import partial
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from scaling_core.document.segments import Segments, SortedOnRead
+from tests.fuzz.properties import examples
 
 
 def test_reads_see_ready_and_moved_items_in_order_and_build_each_once() -> None:
@@ -46,3 +52,56 @@ def test_sorted_on_read_moves_and_sorts_only_once_read() -> None:
     assert len(ordered) == 4 and built == []  # publishing asks the count, never the items
     assert ordered[0] == 10 and list(ordered) == [10, 20, 40, 50] and built == [4, 2]
     assert ordered == [10, 20, 40, 50] and ordered[1:3] == [20, 40] and built == [4, 2]
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(["ready", "moved", "moved, keys given"]),
+                       st.lists(st.integers(0, 4), max_size=4)), max_size=12),  # fmt: skip
+    st.integers(-2, 60),
+    st.integers(0, 30),
+    st.lists(st.integers(0, 3), max_size=3),
+)
+def test_a_window_holds_exactly_the_items_whose_key_is_inside_it(
+    parts: list[tuple[str, list[int]]], low: int, width: int, pops: list[int]
+) -> None:
+    """Items in order of key (gaps, runs of equal keys, empty parts, popped items): a window equals
+    filtering the flat list, and reading it again (its index kept) gives the same."""
+    def move(delta: int, item: int) -> int:
+        return item + delta
+
+    items: Segments[int] = Segments()
+    expected: list[int] = []
+    last = 0
+    for kind, steps in parts:
+        keys = [last + sum(steps[: n + 1]) for n in range(len(steps))]
+        last = keys[-1] if keys else last
+        expected += keys
+        if kind == "ready":
+            items.extend(keys)
+        else:
+            recorded = tuple(key - 7 for key in keys)  # recorded 7 before where they land
+            bounds = (keys[0], keys[-1]) if keys and kind == "moved, keys given" else None
+            items.add_moved(recorded, partial(move, 7), bounds)
+    for _ in pops[: len(expected)]:
+        assert items.pop() == expected.pop()
+    high = low + width
+    assert items.window(low, high, int) == [key for key in expected if low <= key < high]
+    assert items.window(low, high, int) == [key for key in expected if low <= key < high]  # the index, reused
+    assert list(items) == expected
+
+
+def test_a_window_moves_only_the_parts_that_may_hold_its_items() -> None:
+    moved: list[int] = []
+
+    def move(item: int) -> int:
+        moved.append(item)
+        return item + 100
+
+    items = Segments([1, 2])
+    items.add_moved((10, 20), move, (110, 120))
+    items.add_moved((30, 40), move, (130, 140))
+    items.add_moved((50,), move, (150, 150))
+    assert items.window(115, 135, int) == [120, 130] and moved == [10, 20, 30, 40]
+    assert items.window(0, 3, int) == [1, 2] and moved == [10, 20, 30, 40]
+    assert items.window(150, 151, int) == [150] and moved[-1] == 50
