@@ -136,8 +136,11 @@ class Segments(Sequence[T]):
         while number < len(parts) and firsts[number] < high:
             if lasts[number] >= low:
                 part = parts[number]
-                items = part if type(part) is list else map(part[1], part[0])
-                found.extend([item for item in items if low <= key(item) < high])
+                if type(part) is list:  # ready items: often one long list (a fresh analysis's)
+                    begin = bisect.bisect_left(part, low, key=key)
+                    found.extend(part[begin : bisect.bisect_left(part, high, lo=begin, key=key)])
+                else:
+                    found.extend([item for item in map(part[1], part[0]) if low <= key(item) < high])
             number += 1
         return found
 
