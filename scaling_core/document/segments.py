@@ -52,9 +52,7 @@ class Segments(Sequence[T]):
         last.extend(items)
         self._length += len(last) - before
 
-    def add_moved(
-        self, recorded: Sequence[Any], move: Callable[[Any], T], keys: tuple[int, int] | None = None
-    ) -> None:
+    def add_moved(self, recorded: Sequence[Any], move: Callable[[Any], T], keys: tuple[int, int] | None = None) -> None:
         """Add ``move(r)`` for each recorded item, computed only when the list is read.
 
         ``keys``, when known, are the least and the largest key (see :meth:`window`) the moved items

@@ -11,7 +11,6 @@ from typing import TypeVar
 from scaling_core.diagnostics import Diagnostic, Fix, Related, make_diagnostic
 from scaling_core.document.prose import TRAILING_NUMBER, read_number, restyle
 from scaling_core.document.regions import ProblemRegion
-from scaling_core.document.segments import Segments
 from scaling_core.document.results import (
     CheckKind,
     CheckResult,
@@ -20,6 +19,7 @@ from scaling_core.document.results import (
     ProblemStatus,
     check_subject,
 )
+from scaling_core.document.segments import Segments
 from scaling_core.expr.compare import Outcome
 from scaling_core.text import Span
 from scaling_core.units.arrays import is_array, largest
@@ -139,7 +139,7 @@ def within(items: Sequence[Spanned], bounds: tuple[int, int]) -> list[Spanned]:
     if isinstance(items, Segments):
         return items.window(bounds[0], bounds[1], span_start)
     low = bisect.bisect_left(items, bounds[0], key=span_start)
-    return items[low : bisect.bisect_left(items, bounds[1], lo=low, key=span_start)]
+    return list(items[low : bisect.bisect_left(items, bounds[1], lo=low, key=span_start)])
 
 
 def problem_verdict(problem: ProblemRegion, checks: Sequence[CheckResult], errors: list[Diagnostic]) -> ProblemResult:

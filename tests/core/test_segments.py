@@ -56,8 +56,10 @@ def test_sorted_on_read_moves_and_sorts_only_once_read() -> None:
 
 @settings(max_examples=examples(200), deadline=None)
 @given(
-    st.lists(st.tuples(st.sampled_from(["ready", "moved", "moved, keys given"]),
-                       st.lists(st.integers(0, 4), max_size=4)), max_size=12),  # fmt: skip
+    st.lists(
+        st.tuples(st.sampled_from(["ready", "moved", "moved, keys given"]), st.lists(st.integers(0, 4), max_size=4)),
+        max_size=12,
+    ),  # fmt: skip
     st.integers(-2, 60),
     st.integers(0, 30),
     st.lists(st.integers(0, 3), max_size=3),
@@ -67,6 +69,7 @@ def test_a_window_holds_exactly_the_items_whose_key_is_inside_it(
 ) -> None:
     """Items in order of key (gaps, runs of equal keys, empty parts, popped items): a window equals
     filtering the flat list, and reading it again (its index kept) gives the same."""
+
     def move(delta: int, item: int) -> int:
         return item + delta
 
