@@ -112,8 +112,11 @@ class Driver:
             # A chunk just edited has no recorded run (nor will it get one, see :meth:`record`).
             edited = cache is None or (id(scan) in cache.chunks.fresh and cache.chunks.reused > 0)
             if edited or not self.replay(scan, start, scopes):
-                keep(self, builder)
-                self.record(scan, start, scopes, placed(start, scan))
+                recorded = self.record(scan, start, scopes, placed(start, scan))
+                if recorded is not None and stretches:  # runs just recorded make stretches too
+                    collect(self, builder, scan, recorded, self.key, scopes[-1][2] - scopes[0][1], len(scopes) == 1)
+                else:
+                    keep(self, builder)
             elif stretches:
                 collect(self, builder, scan, self.run, self.key, scopes[-1][2] - scopes[0][1], len(scopes) == 1)
             else:
@@ -260,8 +263,8 @@ class Driver:
                 assert scopes is not None and isinstance(step, tuple)
                 self.enter(scopes[-step[0]][0])
 
-    def record(self, scan: ChunkScan, start: int, scopes: Scopes, regions: list[Region]) -> None:
-        """Walk the run region by region, recording its steps for the next analysis.
+    def record(self, scan: ChunkScan, start: int, scopes: Scopes, regions: list[Region]) -> Run | None:
+        """Walk the run region by region, recording its steps for the next analysis: the run recorded, if any.
 
         Not recorded without a cache, nor when its chunk was just edited (other
         chunks were not): it likely will be again, and recording moves every
@@ -293,13 +296,16 @@ class Driver:
                     break
                 self.region(regions[number], number)
         if not recording:
-            return
+            return None
         assert cache is not None
         self.close_slice()
         steps, used, self.steps, self.used = self.steps, self.used, None, None
-        if self.recordable:
-            counted = cache.evaluated + cache.reused - before
-            cache.put_run(key, Run(scan, start, steps, counted, self.elements, used))  # type: ignore[arg-type]
+        if not self.recordable:
+            return None
+        counted = cache.evaluated + cache.reused - before
+        run = Run(scan, start, steps, counted, self.elements, used)  # type: ignore[arg-type]
+        cache.put_run(key, run)
+        return run
 
     def mark(self) -> None:
         """Start a slice of the results here."""

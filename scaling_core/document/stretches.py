@@ -132,8 +132,9 @@ class StretchBuilder:
         self.regions += regions
 
     def skip(self, scan: ChunkScan) -> None:
-        """A chunk with nothing checked: part of the stretch being collected, if any."""
-        if self.scans:
+        """A chunk with nothing checked: part of the stretch being collected, if any (and not full: the stretch
+        then ends before it, and the next run ``fits`` no more)."""
+        if self.scans and len(self.scans) < LONGEST:
             self.add(scan, None, None, self.problem, 0)
 
     def add_stretch(self, stretch: Stretch) -> None:

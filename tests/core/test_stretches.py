@@ -173,3 +173,19 @@ def test_runs_above_the_edits_are_moved_once_to_where_they_now_lie() -> None:
     early = [n for n, binding in enumerate(after.bindings) if binding.name in ("X_2", "Y") and binding.span.start < 900]
     assert early and all(after.bindings[n] is before.bindings[n] for n in early)  # not moved again
     assert observable(after) == observable(analyze_document(versions[-1], "draft.md"))
+
+
+def test_the_first_keystroke_after_opening_replays_stretches_the_first_analysis_recorded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Runs recorded by the first analysis make stretches at once: its first edit need not look up every run.
+    monkeypatch.setattr(stretches, "LONGEST", 16)
+    for text, at in ((forward_draft(64), "## Step 2\n\nAt"), (crossing_draft(40), "Typing goes here")):
+        cache = RegionCache()
+        analyze_document(text, "draft.md", cache=cache)
+        assert cache.runs > 40  # every run looked up (and recorded) once
+        edited = typed(text, at, 1)[0]
+        assert edited != text
+        incremental = analyze_document(edited, "draft.md", cache=cache)
+        assert cache.runs <= stretches.LONGEST + 2  # the broken stretch's runs, not the draft's
+        assert observable(incremental) == observable(analyze_document(edited, "draft.md"))
