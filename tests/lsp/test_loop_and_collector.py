@@ -11,7 +11,7 @@ from lsprotocol import types
 
 from server.collector import collector_paused
 from server.lsp.loop_monitor import LoopMonitor
-from tests.lsp.conftest import RecordingClient
+from tests.lsp.conftest import RecordingClient, diagnostics, open_document
 
 
 async def _samples(monitor: LoopMonitor, more_than: int) -> None:
@@ -54,3 +54,20 @@ async def test_server_stats_without_the_monitor(fresh_client: RecordingClient) -
         types.HoverParams(types.TextDocumentIdentifier("file:///none.md"), types.Position(0, 0))
     )
     assert hover is None
+
+
+async def test_keystrokes_leave_no_handler_futures_behind(fresh_client: RecordingClient) -> None:
+    # pygls kept the future of every didChange (a notification nothing answers): the server grew with each keystroke.
+    client = fresh_client
+    uri = await open_document(client, "typing.md", "# Typing\n\n```calc\nx = 2\n```\n")
+    await diagnostics(client, uri, 1)
+    for version in range(2, 102):
+        change = types.TextDocumentContentChangePartial(
+            range=types.Range(types.Position(0, 8), types.Position(0, 8)), text="x"
+        )
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(types.VersionedTextDocumentIdentifier(uri=uri, version=version), [change])
+        )
+    await diagnostics(client, uri, 101)
+    stats = await client.protocol.send_request_async("margin/serverStats", {})
+    assert stats.handler_futures <= 2  # this request's own, at most one more; before: one per keystroke
