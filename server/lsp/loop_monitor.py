@@ -23,10 +23,18 @@ def enabled() -> bool:
 
 
 class LoopMonitor:
-    """Records the lateness of a repeating 5 ms timer on the running loop."""
+    """Records the lateness of a repeating 5 ms timer on the running loop.
+
+    Lags are counted by tenth of a millisecond (a histogram), so the monitor's
+    memory stays bounded however long the session: a list of every sample grew
+    by ~1 MB every three minutes, which the benchmark's RSS figures counted.
+    """
 
     def __init__(self) -> None:
-        self.lags_ms: list[float] = []
+        #: Samples by lag in tenths of a millisecond; how many there are; the largest lag (exact).
+        self.counts: dict[int, int] = {}
+        self.samples = 0
+        self.max_lag_ms = 0.0
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -39,15 +47,23 @@ class LoopMonitor:
         while True:
             before = loop.time()
             await asyncio.sleep(INTERVAL_S)
-            self.lags_ms.append(max(0.0, (loop.time() - before - INTERVAL_S) * 1e3))
+            self.record(max(0.0, (loop.time() - before - INTERVAL_S) * 1e3))
+
+    def record(self, lag_ms: float) -> None:
+        """Count one sample."""
+        tenths = int(lag_ms * 10)
+        self.counts[tenths] = self.counts.get(tenths, 0) + 1
+        self.samples += 1
+        self.max_lag_ms = max(self.max_lag_ms, lag_ms)
 
     def stats(self) -> dict[str, float | int]:
-        """Samples taken, the largest lag and the 99th percentile, in milliseconds."""
-        ordered = sorted(self.lags_ms)
-        if not ordered:
+        """Samples taken, the largest lag and the 99th percentile (to a tenth), in milliseconds."""
+        if not self.samples:
             return {"samples": 0, "max_lag_ms": 0.0, "p99_lag_ms": 0.0}
-        return {
-            "samples": len(ordered),
-            "max_lag_ms": ordered[-1],
-            "p99_lag_ms": ordered[int(0.99 * (len(ordered) - 1))],
-        }
+        rank, seen, p99 = int(0.99 * (self.samples - 1)), 0, 0.0
+        for tenths in sorted(self.counts):
+            seen += self.counts[tenths]
+            if seen > rank:
+                p99 = tenths / 10
+                break
+        return {"samples": self.samples, "max_lag_ms": self.max_lag_ms, "p99_lag_ms": p99}

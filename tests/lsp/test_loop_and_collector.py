@@ -15,7 +15,7 @@ from tests.lsp.conftest import RecordingClient, diagnostics, open_document
 
 
 async def _samples(monitor: LoopMonitor, more_than: int) -> None:
-    while len(monitor.lags_ms) <= more_than:
+    while monitor.samples <= more_than:
         await asyncio.sleep(0.001)
 
 
@@ -25,10 +25,18 @@ async def test_a_blocked_loop_shows_as_lag() -> None:
     await _samples(monitor, 3)
     quiet = monitor.stats()["max_lag_ms"]
     time.sleep(0.08)  # a handler that holds the loop for 80 ms
-    await _samples(monitor, len(monitor.lags_ms))
+    await _samples(monitor, monitor.samples)
     stats = monitor.stats()
     assert stats["max_lag_ms"] >= 70 > quiet
-    assert stats["samples"] == len(monitor.lags_ms)
+    assert stats["samples"] == monitor.samples and stats["p99_lag_ms"] <= stats["max_lag_ms"]
+
+
+def test_the_lag_percentile_reads_the_histogram() -> None:
+    monitor = LoopMonitor()
+    for lag in [0.04] * 98 + [3.27, 81.5]:
+        monitor.record(lag)
+    assert monitor.stats() == {"samples": 100, "max_lag_ms": 81.5, "p99_lag_ms": 3.2}
+    assert len(monitor.counts) == 3  # memory by distinct tenth, not by sample
 
 
 def test_collector_is_paused_inside_and_new_modules_are_frozen() -> None:
