@@ -317,7 +317,11 @@ def identifiers(text: str) -> tuple[str, ...]:
     version typed would stay in memory (measured: ~0.5 MB a keystroke in a
     5,000-statement block).  Short texts (regions) and medium ones (pieces
     of long blocks, ``pieces.py``) are, in memos of bounded size: at most
-    16 MB and 8 MB of text.
+    16 MB and 1 MB of text.  Few medium texts are read again: an unchanged
+    piece is replayed with its run, whose names are kept on its chunk's scan;
+    the memo held mostly versions of the piece being typed in (512 of them:
+    RSS grew ~5 MB over the first 1,000 keystrokes in a long block, for no
+    measurable speed).
     """
     if len(text) <= 1024:
         return _short_identifiers(text)
@@ -331,7 +335,7 @@ def _short_identifiers(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(_IDENTIFIER.findall(text)))
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=64)
 def _medium_identifiers(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(_IDENTIFIER.findall(text)))
 
