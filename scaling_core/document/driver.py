@@ -93,6 +93,10 @@ class Driver:
         budget = self.interpreter.evaluator.budget
         cache = self.cache
         stretches = cache is not None and not self.nested
+        # The first analysis's runs make stretches at once (its first edit then replays stretches).  Later
+        # on, a run is recorded because a name it reads changed, and may well change again: in a stretch,
+        # it would break the stretch on each such edit, so only replayed runs join one.
+        first = cache is not None and cache.first
         builder, after = StretchBuilder(), 0
         for index, ((start, scan), end) in enumerate(zip(chunks, ends)):
             if index < after:
@@ -113,7 +117,7 @@ class Driver:
             edited = cache is None or (id(scan) in cache.chunks.fresh and cache.chunks.reused > 0)
             if edited or not self.replay(scan, start, scopes):
                 recorded = self.record(scan, start, scopes, placed(start, scan))
-                if recorded is not None and stretches:  # runs just recorded make stretches too
+                if recorded is not None and stretches and first:
                     collect(self, builder, scan, recorded, self.key, scopes[-1][2] - scopes[0][1], len(scopes) == 1)
                 else:
                     keep(self, builder)

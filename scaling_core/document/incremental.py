@@ -166,6 +166,8 @@ class RegionCache:
         self.resolved = 0
         #: The budget of the analysis under way: a region is replayed only if it still fits in it.
         self.budget: Budget | None = None
+        #: Whether the analysis under way found no runs recorded (the first of its draft, or of new settings).
+        self.first = True
 
     def begin(self, config: object) -> None:
         """Start an analysis; settings changes invalidate everything."""
@@ -180,6 +182,7 @@ class RegionCache:
         self._next_runs = {}
         self._next_stretches = {}
         self.evaluated = self.reused = self.statements = self.walked = self.resolved = self.runs = 0
+        self.first = not self._runs
         self.chunks.begin()
 
     def end(self) -> None:

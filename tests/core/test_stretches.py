@@ -189,3 +189,13 @@ def test_the_first_keystroke_after_opening_replays_stretches_the_first_analysis_
         incremental = analyze_document(edited, "draft.md", cache=cache)
         assert cache.runs <= stretches.LONGEST + 2  # the broken stretch's runs, not the draft's
         assert observable(incremental) == observable(analyze_document(edited, "draft.md"))
+
+
+def test_a_run_recorded_again_because_a_name_changed_stays_out_of_stretches(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A later run reads the name being edited: recorded again on each edit, in a stretch it would break the
+    # stretch (and every run of it would be looked up one by one) on each of them.
+    monkeypatch.setattr(stretches, "LONGEST", 16)
+    text = forward_draft(48).replace("## Step 40\n", "## Step 40\n\n```calc\nreader = B_20 * 2\n```\n", 1)
+    versions = [text.replace("B_20 = ", f"B_20 = {n}", 1) for n in (1, 2, 3, 4)]
+    counts = runs_looked_up(text, versions)
+    assert max(counts[1:]) <= 3  # the edited chunk's run and the reader's
