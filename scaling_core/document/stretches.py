@@ -4,8 +4,9 @@ A run (``driver.py``) is replayed when its chunk is unchanged and the names
 its regions mention mean what they meant.  Checking that costs a key per run,
 and a keystroke replays every run of the draft: on 10,000 lines of short
 sections, ~1,300 keys.  A *stretch* is a sequence of chunks whose runs were
-all replayed, one after the other, in one scope: the next analysis replays
-it whole when
+all replayed, one after the other, in one scope (or, in a draft's first
+analysis, all recorded: its first edit then replays stretches): the next
+analysis replays it whole when
 
 * its chunks are the same scans, in the same order, from where it starts;
 * no problem starts or ends inside it (it stays in the scope it was in);
@@ -81,7 +82,8 @@ def scopes_shape(scopes: Sequence[tuple[ProblemRegion | None, int, int]]) -> tup
 
 
 class StretchBuilder:
-    """Collects the runs replayed one by one, in order, and makes a stretch of each unbroken sequence."""
+    """Collects the runs replayed (or first recorded) one by one, in order, and makes a stretch of each unbroken
+    sequence."""
 
     __slots__ = ("scans", "runs", "keys", "problem", "holder", "regions", "whole", "multi", "top_start")
 
@@ -120,7 +122,8 @@ class StretchBuilder:
         return True
 
     def add(self, scan: ChunkScan, run: Any, key: tuple[Any, ...] | None, problem: str | None, regions: int) -> None:
-        """A chunk just replayed as one run starting in ``problem``'s scope (``run`` None: nothing in it is checked)."""
+        """A chunk just replayed (or first recorded) as one run starting in ``problem``'s scope (``run`` None: nothing
+        in it is checked)."""
         if self.scans and problem != self.problem:
             self.multi = True  # it fits (the caller asked): the runs collected cross problems
         self.problem = problem
@@ -218,8 +221,8 @@ def collect(
     regions: int,
     single: bool = True,
 ) -> None:
-    """A chunk replayed as one run, starting in the current scope (``single``: staying in it): part of the
-    stretch ``builder`` collects."""
+    """A chunk replayed (or first recorded) as one run, starting in the current scope (``single``: staying in it):
+    part of the stretch ``builder`` collects."""
     # Where the run started (its key says: the driver may have entered the chunk's next scopes since).
     problem, top_level = (key[3], not key[4]) if key is not None else (builder.problem, builder.top_start)
     if not builder.fits(single, problem, driver.current):
