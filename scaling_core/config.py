@@ -7,17 +7,18 @@ become messages, never exceptions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 from scaling_core.diagnostics import CODES, Severity
+from scaling_core.records import record
 
 _SEVERITIES = {"error": Severity.ERROR, "warning": Severity.WARNING, "info": Severity.INFORMATION,
                "information": Severity.INFORMATION, "hint": Severity.HINT}  # fmt: skip
 CHECK_FREQUENCIES = ("edit", "save", "manual")
 
 
-@dataclass(frozen=True)
+@record
 class Config:
     """Settings shared by ``margin check`` and the language server."""
 

@@ -8,8 +8,9 @@ and ``tests/golden/`` holds a document for each (a test enforces both).
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from scaling_core.records import record
 from scaling_core.text import Span
 
 
@@ -27,7 +28,7 @@ class Severity(enum.IntEnum):
         return self.name.lower()
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class CodeInfo:
     """Catalogue entry: default severity and a one-line title."""
 
@@ -82,7 +83,7 @@ CODES: dict[str, CodeInfo] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Related:
     """A secondary location attached to a diagnostic (in the same document)."""
 
@@ -90,7 +91,7 @@ class Related:
     message: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Fix:
     """A replacement of ``span`` by ``text`` that resolves the diagnostic."""
 
@@ -99,7 +100,7 @@ class Fix:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Diagnostic:
     """One finding about a document, at an exact span."""
 

@@ -20,12 +20,14 @@ interface: a new ``kind`` of :meth:`TrustedCode.ask`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 from typing import Protocol
 
+from scaling_core.records import record
 
-@dataclass(frozen=True)
+
+@record
 class Program:
     """The ```` ```python calc ```` blocks of one draft, in document order, run as one module."""
 
@@ -54,7 +56,7 @@ class Outcome(StrEnum):
     NOT_RUN = "not-run"
 
 
-@dataclass(frozen=True)
+@record
 class CellReport:
     """What happened when one cell ran."""
 
@@ -65,7 +67,7 @@ class CellReport:
     line: int = 0
 
 
-@dataclass(frozen=True)
+@record
 class ProgramReport:
     """The result of loading a :class:`Program`: one report per cell and the functions it defined."""
 
@@ -74,7 +76,7 @@ class ProgramReport:
     functions: frozenset[str] = frozenset()
 
 
-@dataclass(frozen=True)
+@record
 class ShapeArg:
     """An argument given as a shape: ``bf16[4096, 8192]`` is ``ShapeArg("bfloat16", (4096, 8192))``.
 
@@ -96,7 +98,7 @@ JAX_DTYPES: dict[str, str] = {
 }  # fmt: skip
 
 
-@dataclass(frozen=True)
+@record
 class Question:
     """One question about a function of a loaded program (see :data:`KINDS`)."""
 
@@ -117,7 +119,7 @@ KINDS: dict[str, tuple[str, ...]] = {
 TPU_FIELDS = ("compiled_flops", "compiled_bytes", "xla_seconds")
 
 
-@dataclass(frozen=True)
+@record
 class Answer:
     """Numbers, each known or unknown with a reason, or a failure of the whole question."""
 

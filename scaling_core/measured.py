@@ -16,10 +16,11 @@ measured (samples, seconds) is provenance, not part of the key.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 from typing import Any, Protocol
 
+from scaling_core.records import record
 from scaling_core.text import Span
 
 #: A coefficient of variation above this makes a measurement too noisy for a verdict.
@@ -39,7 +40,7 @@ class Found(StrEnum):
     AMBIGUOUS = "ambiguous"
 
 
-@dataclass(frozen=True)
+@record
 class MeasureRequest:
     """One measurement a draft asks for."""
 
@@ -68,7 +69,7 @@ def request_key(spec: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode("ascii")).hexdigest()[:24]
 
 
-@dataclass(frozen=True)
+@record
 class Measurement:
     """The cache's answer to one request."""
 

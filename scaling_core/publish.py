@@ -13,12 +13,11 @@ annotations are made from the analysis each time a page is built.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from scaling_core.diagnostics import Severity
 from scaling_core.document.extract import extract
 from scaling_core.document.regions import CalcRegion, CodeSpanRegion, Region
 from scaling_core.document.results import CheckKind, CheckResult, CheckStatus, DocumentAnalysis, ValueResult
+from scaling_core.records import record
 from scaling_core.text import Span
 
 #: Annotations line up at this column at most (longer statements get theirs two spaces after the code).
@@ -26,7 +25,7 @@ _ALIGN_LIMIT = 60
 _VERDICT = {CheckStatus.PASS: "✓", CheckStatus.FAIL: "✗", CheckStatus.WARN: "⚠", CheckStatus.SKIP: "not checked:"}
 
 
-@dataclass(frozen=True)
+@record
 class InlineRole:
     """A ``{calc}`expr``` role: its value, or why it has none."""
 
@@ -37,7 +36,7 @@ class InlineRole:
     reason: str | None
 
 
-@dataclass(frozen=True)
+@record
 class BlockLine:
     """One content line of a calc block, with what the margin shows after it (None: nothing)."""
 
@@ -46,7 +45,7 @@ class BlockLine:
     note: str | None
 
 
-@dataclass(frozen=True)
+@record
 class CalcBlock:
     """A calc block (a fence, a ``{calc}`` directive, or a hidden ``<!-- calc`` comment)."""
 

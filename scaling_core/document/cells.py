@@ -29,6 +29,7 @@ from scaling_core.document.regions import PythonRegion
 from scaling_core.document.results import Binding
 from scaling_core.expr.values import Record
 from scaling_core.external import CellReport, Outcome, Program, ProgramReport, TrustedCode
+from scaling_core.records import record
 from scaling_core.text import Span
 from scaling_core.xla_calls import FUNCTION_KIND
 
@@ -40,7 +41,7 @@ HOW_TO_TRUST = (
 NO_RUNNER = "this caller runs no trusted code (margin check and the language server do, in a trusted workspace)"
 
 
-@dataclass(frozen=True)
+@record
 class Cell:
     """One block's code and where each of its lines starts in the document."""
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from operator import itemgetter
 
@@ -35,6 +35,7 @@ from scaling_core.document.results import DocumentAnalysis
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.lexer import tokenize_lines
 from scaling_core.expr.parser import parse_statements
+from scaling_core.records import record
 from scaling_core.text import LineIndex
 from scaling_core.units.registry import default_registry
 
@@ -42,7 +43,7 @@ from scaling_core.units.registry import default_registry
 Edge = tuple[str, str, str, str]
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Reads:
     """What one analysis read through imports: its own ``import`` edges, and for each draft it
     imported, what that one read (not every nested edge copied again)."""
@@ -87,7 +88,7 @@ class Reads:
 _NOT_FOUND = frozenset(("",))
 
 
-@dataclass(frozen=True)
+@record
 class SharedImport:
     """One imported draft's analysis and what it read."""
 

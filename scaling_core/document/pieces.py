@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import re
 import zlib
-from dataclasses import dataclass
 from operator import itemgetter
 
 from scaling_core.document.regions import CalcRegion
+from scaling_core.records import record
 from scaling_core.text import Span
 
 #: Blocks shorter than this are one region.
@@ -39,7 +39,7 @@ _CUT_EVERY = 24
 _DEFINITION_START = re.compile(r"[ \t]*[^\W\d]\w*[ \t]*=(?!=)")
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class CalcPiece(CalcRegion):
     """Consecutive statements of a long calc block, evaluated as a region of their own."""
 

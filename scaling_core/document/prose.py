@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 
 from scaling_core.expr.compare import last_digit_unit
 from scaling_core.expr.lexer import MAGNITUDE_SUFFIXES
+from scaling_core.records import record
 
 _SUPER = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
 NUMBER_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12, "quadrillion": 1e15}
@@ -34,7 +34,7 @@ TRAILING_NUMBER = re.compile(_NUMBER + _TAIL + r"$")
 ANY_NUMBER = re.compile(r"(?<![\w.])" + _NUMBER + _TAIL)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ProseNumber:
     """A prose number: its value before the unit, precision and unit text."""
 

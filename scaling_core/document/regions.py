@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from scaling_core.diagnostics import Diagnostic
+from scaling_core.records import record
 from scaling_core.text import Span
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class CalcRegion:
     """A ```` ```calc ```` block or a ``<!-- calc … -->`` comment."""
 
@@ -18,7 +19,7 @@ class CalcRegion:
     hidden: bool
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class CodeSpanRegion:
     """A code span (``role`` set for the MyST form ``{calc}`expr```)."""
 
@@ -28,7 +29,7 @@ class CodeSpanRegion:
     role: bool
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ClaimRegion:
     """A prose number followed by ``<!-- OP expr -->``."""
 
@@ -42,7 +43,7 @@ class ClaimRegion:
     marker_span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class MathRegion:
     """LaTeX math (``$…$``, ``$$…$$``, ``\\(…\\)``, ``\\[…\\]``); read only with the ``latex_math`` setting."""
 
@@ -51,7 +52,7 @@ class MathRegion:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ProblemRegion:
     """A problem's extent with its title span."""
 
@@ -61,7 +62,7 @@ class ProblemRegion:
     title: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class PythonRegion:
     """A ```` ```python calc ```` block (trusted code)."""
 
@@ -69,7 +70,7 @@ class PythonRegion:
     info_span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Suppression:
     """``<!-- margin: ignore CODE -->`` (next line) or an off/on region."""
 
@@ -130,7 +131,7 @@ class ChunkScan:
     )
 
 
-@dataclass(frozen=True)
+@record
 class ProblemStart:
     """A book-style problem's lead-in; its extent is decided document-wide."""
 

@@ -9,6 +9,7 @@ from enum import StrEnum
 from scaling_core.diagnostics import Diagnostic
 from scaling_core.expr.syntax import Expr
 from scaling_core.expr.values import Record, Value
+from scaling_core.records import record
 from scaling_core.text import LineIndex, Span, holding
 from scaling_core.units.display import format_computed, format_in_unit, format_quantity
 from scaling_core.units.quantity import Quantity
@@ -46,7 +47,7 @@ class ProblemStatus(_Word):
     UNTESTED = "untested"  # no checks, or none of them could be evaluated (untested values, T003)
 
 
-@dataclass(frozen=True)
+@record
 class Binding:
     """A name's definition: value, where it is defined, and in which file."""
 
@@ -62,7 +63,7 @@ class Binding:
     fingerprint: object = None
 
 
-@dataclass(frozen=True)
+@record
 class Reference:
     """A use of a name, and the definition it resolved to (None for chips)."""
 
@@ -71,7 +72,7 @@ class Reference:
     binding: Binding | None
 
 
-@dataclass(frozen=True)
+@record
 class ValueResult:
     """A value shown in the margin (after a statement or an inline expression)."""
 
@@ -107,7 +108,7 @@ def check_subject(left: str | None, computed: str) -> str:
     return f"'{left}' is {computed}" if left else f"computed {computed}"
 
 
-@dataclass(frozen=True)
+@record
 class CheckResult:
     """One check: a calc check, a checked code span or a prose claim."""
 
@@ -143,7 +144,7 @@ class CheckResult:
         return f"{check_subject(self.left, self.computed_display)}; claim {self.claim} holds"
 
 
-@dataclass(frozen=True)
+@record
 class ProblemResult:
     """A problem's verdict."""
 

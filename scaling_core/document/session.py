@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from scaling_core.config import Config
 from scaling_core.diagnostics import Diagnostic, make_diagnostic
@@ -15,12 +15,13 @@ from scaling_core.expr.lexer import tokenize
 from scaling_core.expr.parser import parse_statements
 from scaling_core.expr.values import EvaluationError, Limits
 from scaling_core.hardware.records import hardware_records
+from scaling_core.records import record
 from scaling_core.text import Span
 from scaling_core.units.arrays import quiet_arrays
 from scaling_core.units.registry import default_registry
 
 
-@dataclass(frozen=True)
+@record
 class Evaluation:
     """The outcome of one line: its value (if any), check verdicts and diagnostics."""
 
@@ -30,7 +31,7 @@ class Evaluation:
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@record
 class Explanation:
     """A line's evaluation and its derivation in Markdown."""
 

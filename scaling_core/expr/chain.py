@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.lexer import tokenize
 from scaling_core.expr.parser import DTYPE_BYTES, parse_claim_expression
 from scaling_core.expr.tokens import Token, TokenKind, canonical_comparison
+from scaling_core.records import record
 from scaling_core.text import Span
 
 #: Relations that join the links of a chain, as written -> ``=`` or ``≈``.
@@ -36,7 +36,7 @@ _OPERATORS = (TokenKind.PLUS, TokenKind.MINUS, TokenKind.STAR, TokenKind.SLASH, 
 _SEPARATOR = re.compile(r";|(?<=[^\W\d_]|%)\.(?=\s|$)")
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ChainLink:
     """One link of a chain: its expression (None when it cannot be read) and the relation before it."""
 
@@ -46,7 +46,7 @@ class ChainLink:
     tolerance: ast.Tolerance | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Equation:
     """One equation of a code span: its links (fewer than two: not a chain) and its whole span."""
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 
+from scaling_core.records import record
 from scaling_core.units import dimension
 from scaling_core.units.arrays import is_array, numpy, typical
 from scaling_core.units.quantity import Quantity, unify
@@ -84,7 +84,7 @@ def mismatched_lengths(*quantities: Quantity | None) -> str | None:
     return f"sweeps of different lengths ({sizes[0]} and {sizes[-1]}) cannot be compared element by element"
 
 
-@dataclass(frozen=True)
+@record
 class Outcome:
     """The result of one check."""
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from scaling_core.records import record
 from scaling_core.text import Span
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Number:
     """A numeric literal as written (``1.7e7``, ``70B``)."""
 
@@ -16,7 +15,7 @@ class Number:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Name:
     """A reference to a definition, record or constant."""
 
@@ -24,7 +23,7 @@ class Name:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class UnitFactor:
     """One unit spelling with its exponent, in a unit expression."""
 
@@ -33,7 +32,7 @@ class UnitFactor:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class UnitExpr:
     """A product of unit factors such as ``GB/s`` or ``USD/h``."""
 
@@ -56,7 +55,7 @@ def _factor_text(factor: UnitFactor, sign: int) -> str:
     return factor.spelling if power == 1 else f"{factor.spelling}^{power}"
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class WithUnit:
     """An expression followed by a unit: ``2.7 USD/h``, ``(2**30) byte``."""
 
@@ -65,7 +64,7 @@ class WithUnit:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Unary:
     """Negation or unary plus."""
 
@@ -74,7 +73,7 @@ class Unary:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Binary:
     """A binary operation ``+ - * / **``."""
 
@@ -85,7 +84,7 @@ class Binary:
     op_span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Call:
     """A call of a built-in function."""
 
@@ -95,7 +94,7 @@ class Call:
     name_span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Field:
     """Field access on a record: ``h100.hbm_bw``."""
 
@@ -105,7 +104,7 @@ class Field:
     name_span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Index:
     """A record indexed by a string: a slice of a chip, ``tpu_v5p["4x4x4"]``, or an axis of a slice."""
 
@@ -115,7 +114,7 @@ class Index:
     key_span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ListExpr:
     """A sweep: ``[1, 8, 64, 512]``."""
 
@@ -123,7 +122,7 @@ class ListExpr:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Shape:
     """A shape with a dtype, the book's notation: ``bf16[8, 128, 8192]``."""
 
@@ -132,7 +131,7 @@ class Shape:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Convert:
     """A conversion inside parentheses: ``(1 GiB -> GB)``; its value is the converted one."""
 
@@ -144,7 +143,7 @@ class Convert:
 Expr = Number | Name | WithUnit | Unary | Binary | Call | Field | Index | ListExpr | Shape | Convert
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Tolerance:
     """``± 5%`` (relative, ``relative`` set) or ``± 2 ms`` (``absolute`` set)."""
 
@@ -153,7 +152,7 @@ class Tolerance:
     absolute: Expr | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Definition:
     """``name = expr [-> unit]``."""
 
@@ -164,7 +163,7 @@ class Definition:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Show:
     """``expr [-> unit]``: a value shown in the margin."""
 
@@ -173,7 +172,7 @@ class Show:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Check:
     """``left OP right [± tol]``: a claim to verify."""
 
@@ -185,7 +184,7 @@ class Check:
     op_span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Import:
     """``import "other.md"``."""
 

@@ -15,10 +15,11 @@ import difflib
 import math
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from scaling_core.diagnostics import Diagnostic
 from scaling_core.expr.parser import DTYPE_BYTES
+from scaling_core.records import record
 from scaling_core.units import dimension
 from scaling_core.units.display import format_quantity
 from scaling_core.units.quantity import Quantity, UnitError
@@ -46,7 +47,7 @@ clock = time.monotonic
 OUT_OF_TIME = f"{BUDGET_SPENT} of time is spent"
 
 
-@dataclass(frozen=True)
+@record
 class Limits:
     """Evaluation bounds; every evaluation obeys them."""
 
@@ -102,7 +103,7 @@ class Budget:
         return f"{OUT_OF_TIME}: analysis stopped here after {self.limits.max_seconds:g} s; nothing below is checked"
 
 
-@dataclass(frozen=True)
+@record
 class Record:
     """A named record with quantity fields (a chip)."""
 
@@ -122,7 +123,7 @@ class Record:
     slicer: Callable[[str], Record | str] | None = field(default=None, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
+@record
 class ShapeValue:
     """The value of ``bf16[8, 128, 8192]``: fields ``bytes``, ``size``, ``bits``."""
 

@@ -8,7 +8,6 @@ evaluated by a child evaluator that sees only the bound parameters.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 
 from scaling_core.diagnostics import make_diagnostic
@@ -17,11 +16,12 @@ from scaling_core.expr.constant import evaluate_constant
 from scaling_core.expr.evaluator import Evaluator
 from scaling_core.expr.values import EvaluationError, Record, Value, describe_unit
 from scaling_core.formulas.model import Formula, parse_body
+from scaling_core.records import record
 from scaling_core.text import Span
 from scaling_core.units.quantity import Quantity
 
 
-@dataclass(frozen=True)
+@record
 class FormulaCall:
     """One evaluated call, kept for derivations: arguments as bound, and the result."""
 

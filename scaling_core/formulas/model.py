@@ -8,18 +8,18 @@ SymPy).  Bodies are parsed once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.lexer import tokenize
 from scaling_core.expr.parser import parse_claim_expression
+from scaling_core.records import record
 from scaling_core.units.registry import default_registry
 
 BOOK = "https://jax-ml.github.io/scaling-book"
 
 
-@dataclass(frozen=True)
+@record
 class Param:
     """A formula parameter: its unit (``""`` for a count, ``"chip"`` for a chip record, ``"axis"`` for a slice's axis)."""
 
@@ -30,7 +30,7 @@ class Param:
     default: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Formula:
     """A formula of the library."""
 

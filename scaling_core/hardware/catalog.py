@@ -14,13 +14,13 @@ from __future__ import annotations
 import math
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
 from scaling_core.expr.constant import evaluate_constant
 from scaling_core.expr.values import Record
+from scaling_core.records import record
 from scaling_core.units import dimension
 from scaling_core.units.quantity import Quantity
 
@@ -54,7 +54,7 @@ DERIVED: dict[str, tuple[tuple[str, str], Callable[[Quantity, Quantity], Quantit
 }  # fmt: skip
 
 
-@dataclass(frozen=True)
+@record
 class RawChip:
     """A chip as written in a data file or a config table, field texts unparsed."""
 

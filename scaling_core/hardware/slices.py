@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from functools import partial
 
 from scaling_core.expr.values import Record
 from scaling_core.hardware.mesh import AXIS_NAMES, MeshAxes
+from scaling_core.records import record
 from scaling_core.units import dimension
 from scaling_core.units.arrays import numpy
 from scaling_core.units.quantity import Quantity
@@ -36,7 +37,7 @@ _SHAPE = re.compile(r"\s*\d+(?:\s*[x×]\s*\d+)*\s*")
 MAX_GPU_HOSTS = 100_000
 
 
-@dataclass(frozen=True)
+@record
 class Topology:
     """How a generation's chips form slices."""
 
@@ -82,12 +83,12 @@ NO_RULES = {
 def with_slices(records: dict[str, Record]) -> dict[str, Record]:
     """The records, each chip with a topology made indexable by its slices (a chip without one says so)."""
     found = {}
-    for name, record in records.items():
+    for name, chip in records.items():
         if name in TOPOLOGIES:
-            record = replace(record, slicer=_Slicer(record, TOPOLOGIES[name]))
-        elif record.kind in ("tpu", "gpu"):
-            record = replace(record, slicer=partial(_no_rules, name))
-        found[name] = record
+            chip = replace(chip, slicer=_Slicer(chip, TOPOLOGIES[name]))
+        elif chip.kind in ("tpu", "gpu"):
+            chip = replace(chip, slicer=partial(_no_rules, name))
+        found[name] = chip
     return found
 
 

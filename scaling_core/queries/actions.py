@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from scaling_core.document.prose import ANY_NUMBER, read_number
 from scaling_core.document.results import DocumentAnalysis
+from scaling_core.records import record
 from scaling_core.text import Span
 from scaling_core.units import dimension
 from scaling_core.units.quantity import Quantity
@@ -21,7 +20,7 @@ _ALTERNATIVES = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class Action:
     """A code action: its title, kind and the text edits it makes."""
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from scaling_core.document.results import DocumentAnalysis
 from scaling_core.expr.functions import FUNCTIONS
@@ -11,6 +10,7 @@ from scaling_core.expr.values import Record
 from scaling_core.formulas import LIBRARY
 from scaling_core.hardware.catalog import FIELDS
 from scaling_core.queries.completion import Completion, name_completions
+from scaling_core.records import record
 from scaling_core.units.display import format_quantity
 from scaling_core.units.registry import default_registry
 from scaling_core.xla_calls import DOCS as TRUSTED_DOCS
@@ -23,7 +23,7 @@ COMMON_UNITS = ("s", "ms", "us", "ns", "min", "h", "days", "byte", "kB", "MB", "
                 "FLOP", "FLOP/s", "byte/s", "GB/s", "TB/s", "USD", "USD/h", "token", "param", "chip")  # fmt: skip
 
 
-@dataclass(frozen=True)
+@record
 class Signature:
     """Signature help: the call's signature, its documentation and the active parameter."""
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from scaling_core.document.results import Binding, DocumentAnalysis
 from scaling_core.expr.functions import FUNCTIONS
 from scaling_core.formulas import LIBRARY
+from scaling_core.records import record
 from scaling_core.xla_calls import DOCS as TRUSTED_DOCS
 from scaling_core.xla_calls import SIGNATURES
 
@@ -28,7 +28,7 @@ from scaling_core.xla_calls import SIGNATURES
 LIMIT = 100
 
 
-@dataclass(frozen=True)
+@record
 class Completion:
     """One completion item."""
 

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 
 from scaling_core.document.results import CheckResult, DocumentAnalysis, ProblemResult, ProblemStatus
 from scaling_core.formulas import LIBRARY
 from scaling_core.queries.coverage_graph import FileGraph, Heading, Node, binding_node, headings
+from scaling_core.records import record
 from scaling_core.text import Span, holding
 
 
@@ -42,7 +43,7 @@ class ConceptStatus(StrEnum):
     UNTESTED = "untested"  # no problem covers it
 
 
-@dataclass(frozen=True)
+@record
 class ProblemRef:
     """A problem that covers a concept (possibly in another file)."""
 
@@ -55,7 +56,7 @@ class ProblemRef:
     total: int = 0
 
 
-@dataclass(frozen=True)
+@record
 class Concept:
     """One concept of a draft, with its verdict."""
 
@@ -73,7 +74,7 @@ class Concept:
         return self.status != ConceptStatus.UNTESTED
 
 
-@dataclass(frozen=True)
+@record
 class SectionCoverage:
     """A section (heading to the next heading) and its own concepts and problems."""
 
@@ -109,7 +110,7 @@ class SectionCoverage:
         return sum(p.status == status for p in self.problems)
 
 
-@dataclass(frozen=True)
+@record
 class FileCoverage:
     """One draft's coverage, section by section."""
 
@@ -144,7 +145,7 @@ class FileCoverage:
         return [p for s in self.sections for p in s.problems]
 
 
-@dataclass(frozen=True)
+@record
 class CoverageReport:
     """Coverage of several drafts, with a total."""
 

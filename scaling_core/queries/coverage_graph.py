@@ -13,11 +13,11 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import cached_property
 
 from scaling_core.document.results import Binding, CheckKind, CheckResult, CheckStatus, DocumentAnalysis, Reference
 from scaling_core.formulas import LIBRARY
+from scaling_core.records import record
 from scaling_core.text import Span
 
 Node = tuple[str, ...]
@@ -40,7 +40,7 @@ def binding_node(binding: Binding) -> Node:
     return ("def", binding.path, str(binding.span.start))
 
 
-@dataclass(frozen=True)
+@record
 class Heading:
     """A Markdown heading: its level, title and the span of its line."""
 

@@ -19,11 +19,11 @@ looks like a call, in prose or a comment, gets no lens.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from scaling_core.document.results import DocumentAnalysis
 from scaling_core.expr.values import Record
 from scaling_core.measure_calls import SIGNATURES
+from scaling_core.records import record
 from scaling_core.text import Span
 from scaling_core.units.display import format_quantity
 
@@ -32,7 +32,7 @@ _CALL = re.compile(r"(?<![\w.])(" + "|".join(sorted(SIGNATURES, key=len, reverse
 STATUSES = ("missing", "ambiguous", "stale", "noisy", "found")
 
 
-@dataclass(frozen=True)
+@record
 class MeasureSite:
     """One ``measure_*`` call of the draft and what the measurement cache said about it."""
 

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from scaling_core.document.lookup import bindings_index, references_index
 from scaling_core.document.results import Binding, DocumentAnalysis
+from scaling_core.records import record
 from scaling_core.text import Span
 
 _NAME = re.compile(r"[^\W\d]\w*\Z")
 
 
-@dataclass(frozen=True)
+@record
 class Symbol:
     """A document symbol: a problem (with its definitions inside) or a definition."""
 

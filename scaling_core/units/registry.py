@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from scaling_core.records import record
 from scaling_core.units import dimension
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Unit:
     """One spelling of a unit: its size in SI base units and its dimension."""
 
