@@ -33,20 +33,26 @@ def same(buffer: TextBuffer, text: str) -> None:
 
 
 @settings(max_examples=EXAMPLES or 200, deadline=None)
-@given(TEXTS, EDITS)
-def test_edits_give_the_text_and_lines_of_a_plain_string(start: str, edits: list[tuple[float, int, str]]) -> None:
-    saved, buffer_module.BLOCK = buffer_module.BLOCK, 3  # small blocks: edits cross them
+@given(TEXTS, EDITS, st.lists(st.booleans(), min_size=25, max_size=25))
+def test_edits_give_the_text_and_lines_of_a_plain_string(
+    start: str, edits: list[tuple[float, int, str]], joins: list[bool]
+) -> None:
+    # Small blocks and chunks: edits cross them; the text is joined (re-chunked) between some edits.
+    saved = buffer_module.BLOCK, buffer_module.CHUNK, buffer_module._SMALL
+    buffer_module.BLOCK, buffer_module.CHUNK, buffer_module._SMALL = 3, 4, 2
     try:
         buffer, text = TextBuffer(start), start
-        for where, remove, insert in edits:
+        for (where, remove, insert), join in zip(edits, joins):
             at = int(where * len(text))
             end = min(len(text), at + remove)
             buffer, text = buffer.replaced(at, end, insert), text[:at] + insert + text[end:]
             index = BufferIndex(buffer)
             assert index.line_starts == LineIndex(text).line_starts
+            if join:
+                assert buffer.text == text and buffer.slice(0, len(text)) == text
         same(buffer, text)
     finally:
-        buffer_module.BLOCK = saved
+        buffer_module.BLOCK, buffer_module.CHUNK, buffer_module._SMALL = saved
 
 
 def test_an_edit_leaves_the_version_before_it_as_it_was() -> None:
@@ -65,7 +71,7 @@ def test_typing_in_a_large_document_does_not_join_the_text_per_keystroke() -> No
         )
         document = apply_changes(document, version, [change], "utf-16")
     assert not document.buffer.joined  # pieces until something reads the whole text
-    assert len(document.buffer._pieces) <= 3
+    assert document.buffer.piece_count <= 3
     assert document.index.line_text(25_000) == "line" + "x" * 198 + " of text"
     assert document.text.count("x") == 198 + 50_000 and document.buffer.joined
 
@@ -86,3 +92,24 @@ def test_an_edit_after_the_text_was_joined_copies_only_what_it_touches() -> None
     assert edited.slice(400_000 * 13, 400_000 * 13 + 14) == "linex of text\n"
     assert edited.length == buffer.length + 1 and not edited.joined
     assert edited.text == buffer.text[: 400_000 * 13 + 4] + "x" + buffer.text[400_000 * 13 + 4 :]
+
+
+def test_joining_a_version_after_a_joined_one_copies_the_text_once() -> None:
+    # The joined text is kept in chunks; the next version's join reuses them whole (a 20 MB draft:
+    # one 40 MB copy a keystroke, not two, each paying page faults for fresh memory).
+    import tracemalloc
+
+    size = 13 * 800_000  # ~10 MB
+    buffer = TextBuffer("line of text\n" * 800_000).replaced(4, 4, "x")
+    assert buffer.text.startswith("linex of text")  # the first join cuts the text into chunks
+    assert buffer.piece_count >= size // buffer_module.CHUNK
+    line = 400_000 * 13 + 1  # where line 400,000 starts, after the "x"
+    edited = buffer.replaced(line + 4, line + 4, "y")
+    tracemalloc.start()
+    try:
+        text = edited.text
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(text) == size + 2 and text[line : line + 14] == "liney of text\n"
+    assert peak < 1.2 * (size + 2)  # the text once (ASCII: a byte a character), plus a chunk or two
