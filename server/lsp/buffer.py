@@ -150,6 +150,17 @@ class TextBuffer:
             self._text = text
         return text
 
+    def keep_in_chunks(self) -> None:
+        """Lay a long text that is one string out in strings of :data:`CHUNK` characters (one copy of it).
+
+        The language server calls this off the event loop after a draft's first
+        analysis, so the first keystroke's version joins whole chunks (one copy
+        of the text) instead of slicing the opened text (two).
+        """
+        pieces = self._layout[0]
+        if len(pieces) == 1 and pieces[0][2] - pieces[0][1] > 2 * CHUNK:
+            self._layout = _layout([(chunk, 0, len(chunk)) for chunk in _chunks(pieces)])
+
     def slice(self, start: int, end: int) -> str:
         """``text[start:end]``, without joining the whole text."""
         if self._text is not None:

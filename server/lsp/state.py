@@ -174,6 +174,7 @@ class State:
             self.cancelled += 1
             return None
         self.readers.record(uri, context.read())
+        document.buffer.keep_in_chunks()  # here, off the event loop: the next keystroke then copies the text once
         return analysis
 
     def importers_of(self, uri: str) -> list[str]:

@@ -113,3 +113,24 @@ def test_joining_a_version_after_a_joined_one_copies_the_text_once() -> None:
         tracemalloc.stop()
     assert len(text) == size + 2 and text[line : line + 14] == "liney of text\n"
     assert peak < 1.2 * (size + 2)  # the text once (ASCII: a byte a character), plus a chunk or two
+
+
+def test_an_opened_text_laid_out_in_chunks_is_copied_once_by_the_first_keystroke() -> None:
+    import tracemalloc
+
+    size = 13 * 800_000
+    opened = TextBuffer("line of text\n" * 800_000)
+    opened.keep_in_chunks()  # what the server does after the first analysis, off the event loop
+    assert opened.joined and opened.piece_count >= size // buffer_module.CHUNK
+    edited = opened.replaced(4, 4, "x")
+    tracemalloc.start()
+    try:
+        text = edited.text
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert text == "linex of text\n" + "line of text\n" * 799_999
+    assert peak < 1.2 * (size + 1)
+    short = TextBuffer("a\nb\n")
+    short.keep_in_chunks()
+    assert short.piece_count == 1  # a short text stays one string
