@@ -206,6 +206,9 @@ class InlineScanner:
 
 
 _LAST_DIGIT = re.compile(r"\d(?=\D*$)")
+#: A character no part of a prose number and its unit can be (``TRAILING_NUMBER`` reads digits, signs,
+#: separators, an exponent, a suffix, spaces, word characters, ``/`` and ``%``): the number starts after it.
+_NOT_IN_A_NUMBER = re.compile(r"[^\w\s\-+−.,×^{}⁰¹²³⁴⁵⁶⁷⁸⁹⁻%/µμ]")
 
 
 def _trailing_number(text: str) -> re.Match[str] | None:
@@ -213,8 +216,13 @@ def _trailing_number(text: str) -> re.Match[str] | None:
     last_digit = _LAST_DIGIT.search(text, max(0, len(text) - 48))
     if last_digit is None:
         return None
-    # A number with its exponent spans at most ~40 characters before its last digit.
-    return TRAILING_NUMBER.search(text, max(0, last_digit.start() - 40))
+    # A number with its exponent spans at most ~40 characters before its last digit, and no match
+    # holds a character such as the backtick closing a code span before it: the search starts after the
+    # last one (each failed try at a digit of `1.97e14` in "`1.97e14` FLOP/s is about 174 µs" cost ~2 µs).
+    start = max(0, last_digit.start() - 40)
+    for barrier in _NOT_IN_A_NUMBER.finditer(text, start, last_digit.start()):
+        start = barrier.end()
+    return TRAILING_NUMBER.search(text, start)
 
 
 def _mask(chunk: str, ranges: list[tuple[int, int]]) -> str:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+import os
+import re
+
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scaling_core.document import inline_scan
 from scaling_core.document.extract import extract
+from scaling_core.document.prose import TRAILING_NUMBER
 from scaling_core.document.regions import CalcRegion, ClaimRegion, CodeSpanRegion
 from scaling_core.text import LineIndex
 from tests.conftest import analyze, codes, statuses
@@ -93,3 +98,44 @@ def test_fences_other_than_calc_are_ignored() -> None:
 def test_claims_inside_calc_fences_are_not_claims() -> None:
     doc = analyze("```text\n22 days<!-- ≈ t -->\n```\n")
     assert doc.diagnostics == [] and doc.checks == []
+
+
+PROSE_PIECES = st.sampled_from([
+    "1", "7", "0.13", "1.97e14", "32,000", "3.5", "×10^6", " × 10", "⁶", "e-3", "%", " ", "\u00a0", "\n", "`",
+    " µs", " FLOP/s", " per", " second", " million", "B", "k", "x", "5×", "-", "−", "(", ")", "=", "*", "_", "<",
+    " is about ", "H100s", "{", "}", "^", ".", ",", "/", "a", "é",
+])  # fmt: skip
+
+
+PROSE_NUMBERS = st.tuples(
+    st.sampled_from(["", "-", "−", "+"]),
+    st.sampled_from(["1.97e14", "32,000", "3.5", "174", ".5", "7", "1,234.5"]),
+    st.sampled_from(["", " × 10^6", "×10^{12}", " x 10⁶", "e-3", "\n× 10^3", " ×10^-2"]),
+    st.sampled_from(["", "k", "B", "T"]),
+    st.sampled_from(
+        [
+            "",
+            " µs",
+            " FLOP/s",
+            "%",
+            " million",
+            " tokens per second",
+            "×",
+            " H100s",
+            "\u00a0GB",
+            "% per H100",
+            " GB/s per v5e",
+        ]
+    ),
+).map("".join)
+PROSE_ENDINGS = st.tuples(st.lists(PROSE_PIECES, max_size=12).map("".join), PROSE_NUMBERS).map("".join)
+
+
+@settings(max_examples=int(os.environ.get("MARGIN_HYPOTHESIS_EXAMPLES", "0")) or 500, deadline=None)
+@given(st.one_of(st.lists(PROSE_PIECES, max_size=24).map("".join), PROSE_ENDINGS))
+def test_the_trailing_number_search_finds_what_a_search_near_the_last_digit_finds(text: str) -> None:
+    """Starting after a character no number holds (a backtick, a bracket) changes nothing, only the time."""
+    last_digit = re.compile(r"\d(?=\D*$)").search(text, max(0, len(text) - 48))
+    expected = None if last_digit is None else TRAILING_NUMBER.search(text, max(0, last_digit.start() - 40))
+    found = inline_scan._trailing_number(text)
+    assert (found and (found.span(), found.groupdict())) == (expected and (expected.span(), expected.groupdict()))
