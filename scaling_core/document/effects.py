@@ -75,8 +75,7 @@ class Effects:
         """
         owners = self._owners
         if owners is None:
-            own = {id(binding): number for number, binding in enumerate(self.bindings)}
-            owners = self._owners = tuple([own.get(id(reference.binding)) for reference in self.references])
+            owners = self._owners = owners_of(self.bindings, self.references)
         return owners
 
     @property
@@ -227,13 +226,29 @@ def moved_effects(effects: Effects, delta: int) -> Effects:
     """``effects`` as recorded ``delta`` further on, every item moved now: effects replayed from there again move
     nothing (a run above an edit lies where it was replayed last, not where it was recorded)."""
     bindings = tuple([move_binding(delta, binding) for binding in effects.bindings])
+    owners = effects.owners
     references = tuple([move_reference(delta, (r, bindings[owner] if owner is not None else r.binding))
-                        for r, owner in zip(effects.references, effects.owners)])  # fmt: skip
-    return Effects(
+                        for r, owner in zip(effects.references, owners)])  # fmt: skip
+    moved = Effects(
         effects.start + delta, tuple([shift_diagnostic(d, delta) for d in effects.diagnostics]),
         tuple([move_value(delta, v) for v in effects.values]), tuple([move_check(delta, c) for c in effects.checks]),
         bindings, references, effects.imports, effects.elements,
     )  # fmt: skip
+    # Moving changes neither which own definition a reference names nor the checks' order: carried over,
+    # not worked out again on the next replay.
+    moved._owners = owners
+    if effects._check_facts is not None:
+        first, last, in_order, failing = effects._check_facts
+        moved._check_facts = (first + delta, last + delta, in_order, failing)
+    return moved
+
+
+def owners_of(bindings: Sequence[Binding], references: Sequence[Reference]) -> tuple[int | None, ...]:
+    """For each of ``references``, the index of the one of ``bindings`` it resolved to, or None."""
+    if not bindings:
+        return (None,) * len(references)
+    own = {id(binding): number for number, binding in enumerate(bindings)}
+    return tuple([own.get(id(reference.binding)) for reference in references])
 
 
 def check_facts(checks: Sequence[CheckResult], starts: list[int]) -> tuple[int, int, bool, tuple[int, ...]]:

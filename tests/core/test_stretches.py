@@ -199,3 +199,31 @@ def test_a_run_recorded_again_because_a_name_changed_stays_out_of_stretches(monk
     versions = [text.replace("B_20 = ", f"B_20 = {n}", 1) for n in (1, 2, 3, 4)]
     counts = runs_looked_up(text, versions)
     assert max(counts[1:]) <= 3  # the edited chunk's run and the reader's
+
+
+def test_a_first_analysis_keeps_no_placed_regions_for_the_first_keystroke_to_free() -> None:
+    # It placed every chunk's regions; the first keystroke replays stretches and walks only the chunks
+    # around the edit, so those placements would only be freed in it (20 MB: 147k regions, 50 ms).
+    text = forward_draft(64)
+    cache = RegionCache()
+    analyze_document(text, "draft.md", cache=cache)
+    assert cache.first and cache.chunks.placed_region_count == 0
+    edited = typed(text, "## Step 2\n\nAt", 1)[0]
+    incremental = analyze_document(edited, "draft.md", cache=cache)
+    assert not cache.first and 0 < cache.chunks.placed_region_count < 40  # the walked chunks' regions
+    assert observable(incremental) == observable(analyze_document(edited, "draft.md"))
+
+
+def test_recorded_and_moved_steps_know_their_owners_and_check_facts_as_worked_out_afresh() -> None:
+    from scaling_core.document.effects import Effects, check_facts, moved_effects, owners_of
+
+    cache = RegionCache()
+    analyze_document(crossing_draft(12), "draft.md", cache=cache)
+    steps = [step for run in cache._runs.values() for step in run.steps if isinstance(step, Effects)]
+    assert any(step.references and step.bindings for step in steps) and any(step.checks for step in steps)
+    for step in steps:
+        moved = moved_effects(step, 7)
+        for effects in (step, moved):
+            assert effects._owners == owners_of(effects.bindings, effects.references)  # known before any replay
+            if effects.checks:
+                assert effects._check_facts == check_facts(effects.checks, [c.span.start for c in effects.checks])
