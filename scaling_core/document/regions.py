@@ -28,6 +28,16 @@ class CodeSpanRegion:
     text: str
     role: bool
 
+    @property
+    def may_check(self) -> bool:
+        """Whether it may be a check or a value: a ``{calc}`` role, or text with ``=``, ``≈`` or ``~``.
+
+        Most code spans are ordinary code (``bf16[8192, 32768]``, ``int8``):
+        they are not evaluated, looked up in the region cache or recorded.
+        """
+        text = self.text
+        return self.role or "=" in text or "≈" in text or "~" in text
+
 
 @record(slots=True)
 class ClaimRegion:
