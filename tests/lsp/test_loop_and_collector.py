@@ -7,6 +7,7 @@ import gc
 import sys
 import time
 
+import pytest
 from lsprotocol import types
 
 from server.collector import collector_paused
@@ -79,3 +80,33 @@ async def test_keystrokes_leave_no_handler_futures_behind(fresh_client: Recordin
     await diagnostics(client, uri, 101)
     stats = await client.protocol.send_request_async("margin/serverStats", {})
     assert stats.handler_futures <= 2  # this request's own, at most one more; before: one per keystroke
+
+
+async def test_a_burst_of_messages_already_read_still_gives_the_loop_turns(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A thousand keystrokes sent at once arrive in one read: dispatched without a break they were one
+    # 200 ms turn in a 20 MB draft.  Here 100 messages whose handling takes ~1 ms each.
+    import json
+    import threading
+
+    from server.lsp import transport
+
+    body = json.dumps({"jsonrpc": "2.0", "method": "x"}).encode()
+    burst = b"".join(b"Content-Length: %d\r\n\r\n%s" % (len(body), body) for _ in range(100))
+    chunks = [burst, b""]
+    handled: list[int] = []
+
+    async def read() -> bytes:
+        return chunks.pop(0)
+
+    def slow_dispatch(protocol: object, body: bytes, frames: object) -> None:
+        time.sleep(0.001)  # a handler's work
+        handled.append(len(handled))
+
+    monkeypatch.setattr(transport, "dispatch", slow_dispatch)
+    monitor = LoopMonitor()
+    monitor.start()
+    await _samples(monitor, 3)
+    await transport.serve(object(), read, threading.Event())  # type: ignore[arg-type]
+    await _samples(monitor, monitor.samples)
+    assert len(handled) == 100
+    assert monitor.stats()["max_lag_ms"] < 40  # one turn of ~100 ms without the breaks
