@@ -94,41 +94,38 @@ def test_an_edit_after_the_text_was_joined_copies_only_what_it_touches() -> None
     assert edited.text == buffer.text[: 400_000 * 13 + 4] + "x" + buffer.text[400_000 * 13 + 4 :]
 
 
+def _joined_with_peak(buffer: TextBuffer) -> tuple[str, int]:
+    """The buffer's text, joined now, and the most memory the join held at once (bytes)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        text = buffer.text
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return text, peak
+
+
 def test_joining_a_version_after_a_joined_one_copies_the_text_once() -> None:
     # The joined text is kept in chunks; the next version's join reuses them whole (a 20 MB draft:
     # one 40 MB copy a keystroke, not two, each paying page faults for fresh memory).
-    import tracemalloc
-
     size = 13 * 800_000  # ~10 MB
     buffer = TextBuffer("line of text\n" * 800_000).replaced(4, 4, "x")
     assert buffer.text.startswith("linex of text")  # the first join cuts the text into chunks
     assert buffer.piece_count >= size // buffer_module.CHUNK
     line = 400_000 * 13 + 1  # where line 400,000 starts, after the "x"
-    edited = buffer.replaced(line + 4, line + 4, "y")
-    tracemalloc.start()
-    try:
-        text = edited.text
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    text, peak = _joined_with_peak(buffer.replaced(line + 4, line + 4, "y"))
     assert len(text) == size + 2 and text[line : line + 14] == "liney of text\n"
     assert peak < 1.2 * (size + 2)  # the text once (ASCII: a byte a character), plus a chunk or two
 
 
 def test_an_opened_text_laid_out_in_chunks_is_copied_once_by_the_first_keystroke() -> None:
-    import tracemalloc
-
     size = 13 * 800_000
     opened = TextBuffer("line of text\n" * 800_000)
     opened.keep_in_chunks()  # what the server does after the first analysis, off the event loop
     assert opened.joined and opened.piece_count >= size // buffer_module.CHUNK
-    edited = opened.replaced(4, 4, "x")
-    tracemalloc.start()
-    try:
-        text = edited.text
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    text, peak = _joined_with_peak(opened.replaced(4, 4, "x"))
     assert text == "linex of text\n" + "line of text\n" * 799_999
     assert peak < 1.2 * (size + 1)
     short = TextBuffer("a\nb\n")
