@@ -254,6 +254,8 @@ def owners_of(bindings: Sequence[Binding], references: Sequence[Reference]) -> t
 def check_facts(checks: Sequence[CheckResult], starts: list[int]) -> tuple[int, int, bool, tuple[int, ...]]:
     """Of ``checks`` (at least one) starting at ``starts``: the first start, the largest, whether they are
     in order of start, and the positions of the failing ones (FAIL or WARN)."""
+    if len(starts) == 1:  # most regions with checks: a code span's or a claim's one
+        return starts[0], starts[0], True, (0,) if checks[0].status in _FAILING else ()
     in_order = all(a <= b for a, b in zip(starts, starts[1:]))
     failing = tuple(n for n, check in enumerate(checks) if check.status in _FAILING)
     return starts[0], max(starts), in_order, failing

@@ -55,6 +55,10 @@ _SLIPS = (
 )
 
 
+#: 10 to an exponent, as ``float(f"1e{exponent}")`` reads it (correctly rounded; ``10.0 ** n`` is not always).
+_POWERS_OF_TEN = {exponent: float(f"1e{exponent}") for exponent in range(-300, 301)}
+
+
 def last_digit_unit(text: str) -> float:
     """The value of one unit in the last printed digit of a number's text.
 
@@ -64,16 +68,19 @@ def last_digit_unit(text: str) -> float:
     (``140.`` -> 1, ``140.0`` -> 0.1), and ``0`` is precise to 1.
     Magnitude suffixes and units are applied by the caller.
     """
-    match = _MANTISSA.match(text.replace(",", "").replace("_", ""))
+    if "," in text or "_" in text:
+        text = text.replace(",", "").replace("_", "")
+    match = _MANTISSA.match(text)
     if not match:
         return 0.0
-    integer, fraction = match.group(1), match.group(2)
-    exponent = int(match.group(3) or 0)
+    integer, fraction, exponent_text = match.groups()
+    exponent = int(exponent_text) if exponent_text else 0
     if fraction is None:  # no decimal point: the integer's trailing zeros are placeholders
         digits = integer.lstrip("0")
         exponent += len(digits) - len(digits.rstrip("0"))
-        return float(f"1e{exponent}")
-    return float(f"1e{exponent - len(fraction)}")  # 0.0 or inf at the extremes, never OverflowError
+    else:
+        exponent -= len(fraction)
+    return _POWERS_OF_TEN.get(exponent) or float(f"1e{exponent}")  # 0.0 or inf at the extremes, never OverflowError
 
 
 def mismatched_lengths(*quantities: Quantity | None) -> str | None:

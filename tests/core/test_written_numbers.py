@@ -7,7 +7,11 @@ as written, trailing zeros, thousands separators, ``x`` between numbers,
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scaling_core import analyze_document
 from scaling_core.document.results import DocumentAnalysis
@@ -258,3 +262,25 @@ def test_approximate_window_is_the_rounding_window_widened_by_the_relative_toler
 def test_a_claim_with_a_spaced_rate_unit_is_read_in_that_unit(span: str, status: str) -> None:
     (check,) = analyze_document(span + "\n", "r.md").checks
     assert check.status == status, check.message
+
+
+def _last_digit_unit_as_first_written(text: str) -> float:
+    """The reading ``last_digit_unit`` keeps, written plainly (a faster table lookup replaced its ``float(f"1e{n}")``)."""
+    import re
+
+    match = re.match(r"^[+-]?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?", text.replace(",", "").replace("_", ""))
+    if not match:
+        return 0.0
+    integer, fraction = match.group(1), match.group(2)
+    exponent = int(match.group(3) or 0)
+    if fraction is None:
+        digits = integer.lstrip("0")
+        return float(f"1e{exponent + len(digits) - len(digits.rstrip('0'))}")
+    return float(f"1e{exponent - len(fraction)}")
+
+
+@settings(max_examples=int(os.environ.get("MARGIN_HYPOTHESIS_EXAMPLES", "0")) or 500, deadline=None)
+@given(st.lists(st.sampled_from(["0", "1", "7", "00", ",", "_", ".", "e", "E", "-", "+", "3", "400", "e-350", "x"]),
+                max_size=10).map("".join))  # fmt: skip
+def test_the_last_printed_digit_reads_as_it_always_did(text: str) -> None:
+    assert last_digit_unit(text) == _last_digit_unit_as_first_written(text)
