@@ -29,15 +29,15 @@ def record(cls: _Class, /) -> _Class: ...
 
 
 @overload
-def record(*, slots: bool = False, eq: bool = True, kw_only: bool = False) -> Callable[[_Class], _Class]: ...
+def record(*, slots: bool = False, eq: bool = True) -> Callable[[_Class], _Class]: ...
 
 
 @dataclass_transform(frozen_default=True, field_specifiers=(field,))
-def record(cls: _Class | None = None, /, *, slots: bool = False, eq: bool = True, kw_only: bool = False) -> Any:
-    """``@record`` or ``@record(slots=True, eq=..., kw_only=...)``: an immutable record (see the module)."""
+def record(cls: _Class | None = None, /, *, slots: bool = False, eq: bool = True) -> Any:
+    """``@record`` or ``@record(slots=..., eq=...)``: an immutable record (see the module)."""
 
     def make(klass: type[Any]) -> Any:
         hashed = eq and "__hash__" not in klass.__dict__  # a frozen data class's field hash, or the class's own
-        return dataclass(slots=slots, eq=eq, kw_only=kw_only, unsafe_hash=hashed)(klass)
+        return dataclass(slots=slots, eq=eq, unsafe_hash=hashed)(klass)
 
     return make if cls is None else make(cls)

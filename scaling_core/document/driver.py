@@ -22,7 +22,7 @@ import bisect
 from collections.abc import Callable
 from typing import Any
 
-from scaling_core.document.effects import Effects, Results, Run, owners_of, region_bounds
+from scaling_core.document.effects import Effects, Results, Run, region_bounds
 from scaling_core.document.forward import ForwardReferences, Waiting, looks_below, waits
 from scaling_core.document.incremental import RegionCache, _incomplete, identifiers, inputs_for, region_key
 from scaling_core.document.interpret import Interpreter
@@ -332,11 +332,9 @@ class Driver:
             tuple(results.references.since(references)), (), spent,
         )  # fmt: skip
         if effects.diagnostics or effects.values or effects.checks or effects.bindings or effects.references or spent:
-            # What replaying it reads, worked out now: a long draft's first keystroke replays every run for the
-            # first time, and working out their owners and checks' facts then was ~10% of it (20 MB).
-            effects._owners = owners_of(effects.bindings, effects.references)
-            if effects.checks:
-                effects.check_facts  # noqa: B018 - computed and kept
+            # A long draft's first keystroke replays every run for the first time: working out what each
+            # step's replay reads then was ~10% of it (20 MB), so it is worked out while recording.
+            effects.prepare_replay()
             self.steps.append(effects)
         self.elements += spent
         self.mark()

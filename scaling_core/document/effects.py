@@ -78,6 +78,12 @@ class Effects:
             owners = self._owners = owners_of(self.bindings, self.references)
         return owners
 
+    def prepare_replay(self) -> None:
+        """Work out now what a replay reads (:attr:`owners`, :attr:`check_facts`), not on the first replay."""
+        self.owners  # noqa: B018 - worked out and kept
+        if self.checks:
+            self.check_facts  # noqa: B018 - worked out and kept
+
     @property
     def check_facts(self) -> tuple[int, int, bool, tuple[int, ...]]:
         """Of its checks (at least one): the first start, the largest start, whether they are in order of

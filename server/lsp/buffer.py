@@ -146,7 +146,7 @@ class TextBuffer:
                 text = "".join(chunks)
                 # The same text in whole strings, for the next version to view: an edit reading the
                 # layout on the event loop meanwhile sees the old one or this one, each whole.
-                self._layout = _layout([(chunk, 0, len(chunk)) for chunk in chunks])
+                self._layout = _whole(chunks)
             self._text = text
         return text
 
@@ -159,7 +159,7 @@ class TextBuffer:
         """
         pieces = self._layout[0]
         if len(pieces) == 1 and pieces[0][2] - pieces[0][1] > 2 * CHUNK:
-            self._layout = _layout([(chunk, 0, len(chunk)) for chunk in _chunks(pieces)])
+            self._layout = _whole(_chunks(pieces))
 
     def slice(self, start: int, end: int) -> str:
         """``text[start:end]``, without joining the whole text."""
@@ -230,6 +230,11 @@ def _layout(pieces: list[tuple[str, int, int]]) -> tuple[tuple[tuple[str, int, i
         total += high - low
         ends.append(total)
     return tuple(pieces), ends
+
+
+def _whole(chunks: list[str]) -> tuple[tuple[tuple[str, int, int], ...], list[int]]:
+    """The layout of ``chunks``, each a whole piece."""
+    return _layout([(chunk, 0, len(chunk)) for chunk in chunks])
 
 
 def _chunks(pieces: tuple[tuple[str, int, int], ...]) -> list[str]:
