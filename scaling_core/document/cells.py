@@ -103,9 +103,12 @@ def declared_functions(source: str) -> list[tuple[str, int, int]]:
     ``partial(g, ...)``).  Code that does not parse declares nothing here (running it reports why).
     """
     import ast as pyast  # Python's own parser, only for drafts with python calc blocks (off the start-up path)
+    import warnings
 
     try:
-        module = pyast.parse(source)
+        with warnings.catch_warnings():  # `1if`, "\d": the parser's warnings would be noise on stderr
+            warnings.simplefilter("ignore")
+            module = pyast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     found = []

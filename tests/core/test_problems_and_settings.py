@@ -90,6 +90,16 @@ def test_untrusted_python_block_says_so_once() -> None:
     assert "not trusted" in doc.diagnostics[0].message
 
 
+def test_reading_an_untrusted_python_block_prints_no_warning_of_pythons_parser() -> None:
+    # `1if` and "\d" make Python's parser warn (SyntaxWarning) on stderr: noise in `margin check`'s output.
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        doc = analyze("```python calc\nx = 1if True else 2\ndef f():\n    return '\\d'\n```\n")
+    assert codes(doc) == ["T001"] and [str(w.message) for w in caught] == []
+
+
 def test_claim_quick_fix_keeps_the_authors_style() -> None:
     doc = analyze(
         "```calc\nt = 25.31 days\nn = 31250\n```\nAbout **22 days**<!-- ≈ t --> and 32,000<!-- = n --> runs.\n"
