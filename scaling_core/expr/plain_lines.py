@@ -1,9 +1,8 @@
 """Calc lines of the common shapes read straight into syntax trees, without the general lexer and parser.
 
 Most calc lines are short and plain: ``F = 4 * D``, ``t = flops / tpu_v5e.flops_bf16 -> us``,
-``w = 2 * D * F byte``, ``t ≈ 2.1 us ± 5%``.  Such a line is split with one
-regular-expression scan (the lexer's own token patterns, in its order) and its
-pieces are read by a small parser of the same rules as
+``w = 2 * D * F byte``, ``t ≈ 2.1 us ± 5%``.  Such a line is split into the lexer's tokens
+(``plain_pieces.py``) and its pieces are read by a small parser of the same rules as
 :mod:`scaling_core.expr.parser`, restricted to numbers, names, fields,
 parentheses, units, ``+ - * / ·``, conversions, comparisons and tolerances.
 Anything else (calls, brackets, commas, powers, superscripts, strings, tabs,
@@ -15,30 +14,19 @@ gives exactly the statement the lexer and parser give, with no diagnostic
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from scaling_core.expr import syntax as ast
-from scaling_core.expr.lexer import IDENTIFIER, MAGNITUDE_SUFFIXES, NUMBER, OPERATOR, OPERATORS, SUFFIX
+from scaling_core.expr.plain_pieces import NotPlain, Piece, line_pieces, new_span
 from scaling_core.expr.tokens import TokenKind, canonical_comparison
 from scaling_core.expr.unit_grammar import tolerance_of
 from scaling_core.text import Span
-
-#: One piece of a line: spaces, then a number (with its magnitude suffix), a name, an operator or a comment.
-#: The alternatives are the lexer's (``lexer._TOKEN``) in its order, less those a plain line never has.
-_PIECE = re.compile(rf"( *)(?:({NUMBER})({SUFFIX})?|({IDENTIFIER})|({OPERATOR})|(#[^\r\n]*))")
-_new_span = tuple.__new__  # Span construction without NamedTuple's Python-level __new__ (hot path)
 
 _NUMBER, _NAME, _END = TokenKind.NUMBER, TokenKind.IDENT, TokenKind.EOF
 _LPAREN, _RPAREN, _DOT, _SLASH, _PERCENT = (
     TokenKind.LPAREN, TokenKind.RPAREN, TokenKind.DOT, TokenKind.SLASH, TokenKind.PERCENT,
 )  # fmt: skip
-#: Operators a plain line may hold; any other (a power, a comma, a bracket) sends the line the general way.
-_PLAIN_OPERATORS = {
-    op: kind for op, kind in OPERATORS.items()
-    if kind not in (TokenKind.POWER, TokenKind.COMMA, TokenKind.LBRACKET, TokenKind.RBRACKET)
-}  # fmt: skip
 _ADD_OPS = (TokenKind.PLUS, TokenKind.MINUS)
 _MUL_OPS = (TokenKind.STAR, TokenKind.SLASH, TokenKind.MIDDOT)
 #: Pieces after which a number or name is complete (no unit, field or call), the commonest first.
@@ -51,15 +39,6 @@ _UNIT_STARTS = (TokenKind.IDENT, TokenKind.PERCENT)
 _NOT_A_UNIT_AFTER = (TokenKind.LPAREN, TokenKind.DOT, TokenKind.LBRACKET)  # parser.starts_unit
 #: Nesting (parentheses, signs) a plain line may have; deeper lines are read the general way (its limit is 64).
 _MAX_DEPTH = 16
-#: Pieces a plain line may have: longer lines (flat chains thousands of terms long) are read the general way.
-_MAX_PIECES = 160
-
-#: A piece: kind, text, span, whether spaces precede it, a number's value.
-Piece = tuple[TokenKind, str, Span, bool, float]
-
-
-class _NotPlain(Exception):
-    """The line is not plain: read it with the general lexer and parser."""
 
 
 def read_plain_block(
@@ -91,7 +70,7 @@ def read_plain_block(
             statement = _read_line(line, offset, is_unit)
             if statement is not None:
                 statements.append(statement)
-    except _NotPlain:
+    except NotPlain:
         return None
     return statements
 
@@ -117,7 +96,7 @@ def read_plain_text(text: str, base: int, is_unit: Callable[[str], bool]) -> lis
         return None
     try:
         statement = _read_line(text, base, is_unit)
-    except _NotPlain:
+    except NotPlain:
         return None
     return [] if statement is None else [statement]
 
@@ -132,7 +111,7 @@ def read_plain_claim(
     if "\n" in text or "\r" in text:
         return None
     try:
-        pieces = _pieces(text.rstrip(" "), base)
+        pieces = line_pieces(text.rstrip(" "), base)
         if len(pieces) == 2:
             return None  # nothing to read: the parser's error
         reader = _Reader(pieces, is_unit)
@@ -142,7 +121,7 @@ def read_plain_claim(
             expr = ast.Convert(expr, unit, Span(expr.span.start, unit.span.end))
         tolerance = reader.tolerance()
         reader.finish()
-    except _NotPlain:
+    except NotPlain:
         return None
     return expr, tolerance
 
@@ -150,52 +129,12 @@ def read_plain_claim(
 def _read_line(line: str, base: int, is_unit: Callable[[str], bool]) -> ast.Statement | None:
     """The statement of one plain ``line`` at offset ``base`` (None: a blank or comment line).
 
-    Raises :class:`_NotPlain` when the line is not plain or does not parse.
+    Raises :class:`NotPlain` when the line is not plain or does not parse.
     """
-    pieces = _pieces(line.rstrip(" "), base)
+    pieces = line_pieces(line.rstrip(" "), base)
     if len(pieces) == 2:
         return None
     return _Reader(pieces, is_unit).statement()
-
-
-def _pieces(line: str, base: int) -> list[Piece]:
-    """The tokens of a plain line, as the lexer makes them, and two end pieces."""
-    pieces: list[Piece] = []
-    append = pieces.append
-    pos = base
-    spaced = True
-    operators = _PLAIN_OPERATORS
-    for spaces, number, suffix, name, op, comment in _PIECE.findall(line):
-        if spaces:
-            pos += len(spaces)
-            spaced = True
-        if name:
-            end = pos + len(name)
-            append((_NAME, name, _new_span(Span, (pos, end)), spaced, 0.0))
-        elif op:
-            kind = operators.get(op)
-            if kind is None:
-                raise _NotPlain
-            end = pos + len(op)
-            append((kind, op, _new_span(Span, (pos, end)), spaced, 0.0))
-        elif number:
-            value = float(number.replace("_", "")) if "_" in number else float(number)
-            if suffix:
-                value *= MAGNITUDE_SUFFIXES[suffix]
-                number += suffix
-            end = pos + len(number)
-            append((_NUMBER, number, _new_span(Span, (pos, end)), spaced, value))
-        else:  # a comment, to the end of the line
-            pos += len(comment)
-            spaced = True
-            continue
-        pos = end
-        spaced = False
-    if pos - base != len(line) or len(pieces) > _MAX_PIECES:  # a character no piece matched (findall skipped it)
-        raise _NotPlain
-    end_piece = (_END, "", _new_span(Span, (pos, pos)), True, 0.0)
-    pieces += (end_piece, end_piece)  # two: the reader may look one piece past the end
-    return pieces
 
 
 class _Reader:
@@ -219,7 +158,7 @@ class _Reader:
             expr = self.expression()
             convert = self.convert()
             return ast.Definition(
-                first[1], _new_span(Span, (start, first[2][1])), expr, convert, _new_span(Span, (start, self.finish()))
+                first[1], new_span(Span, (start, first[2][1])), expr, convert, new_span(Span, (start, self.finish()))
             )
         left = self.expression()
         op = pieces[self.pos]
@@ -227,15 +166,15 @@ class _Reader:
             self.pos += 1
             right = self.expression()
             tolerance = self.tolerance()
-            span = _new_span(Span, (start, self.finish()))
+            span = new_span(Span, (start, self.finish()))
             return ast.Check(left, canonical_comparison(op[1]), right, tolerance, span, op[2])
         convert = self.convert()
-        return ast.Show(left, convert, _new_span(Span, (start, self.finish())))
+        return ast.Show(left, convert, new_span(Span, (start, self.finish())))
 
     def finish(self) -> int:
         """The end of the statement read, which must end the line."""
         if self.pieces[self.pos][0] is not _END:
-            raise _NotPlain
+            raise NotPlain
         return self.pieces[self.pos - 1][2][1]
 
     def expression(self) -> ast.Expr:
@@ -245,7 +184,7 @@ class _Reader:
         while (op := pieces[self.pos])[0] in _ADD_OPS:
             self.pos += 1
             right = self.term()
-            span = _new_span(Span, (left.span[0], right.span[1]))
+            span = new_span(Span, (left.span[0], right.span[1]))
             left = ast.Binary(op[0].value, left, right, span, op[2])
         return left
 
@@ -256,7 +195,7 @@ class _Reader:
         while (op := pieces[self.pos])[0] in _MUL_OPS:
             self.pos += 1
             right = self.operand()
-            span = _new_span(Span, (left.span[0], right.span[1]))
+            span = new_span(Span, (left.span[0], right.span[1]))
             left = ast.Binary("/" if op[0] is _SLASH else "*", left, right, span, op[2])
         return left
 
@@ -281,13 +220,13 @@ class _Reader:
             self.deeper()
             operand = self.unary()
             self.depth -= 1
-            return ast.Unary(sign[0].value, operand, _new_span(Span, (sign[2][0], operand.span[1])))
+            return ast.Unary(sign[0].value, operand, new_span(Span, (sign[2][0], operand.span[1])))
         return self.with_unit()
 
     def deeper(self) -> None:
         self.depth += 1
         if self.depth > _MAX_DEPTH:
-            raise _NotPlain
+            raise NotPlain
 
     def with_unit(self) -> ast.Expr:
         """Rule ``with_unit``: a unit after a number, ``)`` or (two letters or more) a name."""
@@ -298,15 +237,15 @@ class _Reader:
         if kind is _PERCENT:
             if previous[0] is _NUMBER or previous[0] is _RPAREN:
                 unit = self.unit(require_known=True)
-                return ast.WithUnit(operand, unit, _new_span(Span, (operand.span[0], unit.span[1])))
+                return ast.WithUnit(operand, unit, new_span(Span, (operand.span[0], unit.span[1])))
         elif kind is _NAME:
             after_value = previous[0] is _NUMBER or previous[0] is _RPAREN
             if (after_value or (previous[0] is _NAME and len(following[1]) > 1 and self.is_unit(following[1]))) and (
                 pieces[pos + 1][0] not in _NOT_A_UNIT_AFTER
             ):
                 unit = self.unit(require_known=True)
-                return ast.WithUnit(operand, unit, _new_span(Span, (operand.span[0], unit.span[1])))
-            raise _NotPlain  # a name no rule reads here: an error, or `8 x 128` (the lexer's `x`)
+                return ast.WithUnit(operand, unit, new_span(Span, (operand.span[0], unit.span[1])))
+            raise NotPlain  # a name no rule reads here: an error, or `8 x 128` (the lexer's `x`)
         return operand
 
     def postfix(self) -> ast.Expr:
@@ -319,7 +258,7 @@ class _Reader:
             self.pos += 1
             expr = ast.Name(token[1], token[2])
             if pieces[self.pos][0] is _LPAREN:
-                raise _NotPlain  # a call
+                raise NotPlain  # a call
         elif kind is _NUMBER:
             self.pos += 1
             expr = ast.Number(token[4], token[1], token[2])
@@ -331,20 +270,20 @@ class _Reader:
             unit = self.convert()
             closing = pieces[self.pos]
             if closing[0] is not _RPAREN:
-                raise _NotPlain
+                raise NotPlain
             self.pos += 1
-            span = _new_span(Span, (token[2][0], closing[2][1]))
+            span = new_span(Span, (token[2][0], closing[2][1]))
             expr = ast.Convert(inner, unit, span) if unit is not None else replace(inner, span=span)
         else:
-            raise _NotPlain
+            raise NotPlain
         while pieces[self.pos][0] is _DOT:
             name = pieces[self.pos + 1]
             if name[0] is not _NAME:
-                raise _NotPlain
+                raise NotPlain
             self.pos += 2
-            expr = ast.Field(expr, name[1], _new_span(Span, (expr.span[0], name[2][1])), name[2])
+            expr = ast.Field(expr, name[1], new_span(Span, (expr.span[0], name[2][1])), name[2])
         if pieces[self.pos][0] is _LPAREN:
-            raise _NotPlain  # `(a)(b)`, `a.b(c)`: a parse error or a call
+            raise NotPlain  # `(a)(b)`, `a.b(c)`: a parse error or a call
         return expr
 
     def convert(self) -> ast.UnitExpr | None:
@@ -353,7 +292,7 @@ class _Reader:
             return None
         self.pos += 1
         if self.pieces[self.pos][0] not in _UNIT_STARTS:
-            raise _NotPlain
+            raise NotPlain
         return self.unit(require_known=False)
 
     def tolerance(self) -> ast.Tolerance | None:
@@ -377,12 +316,12 @@ class _Reader:
                 break
             self.pos += 1
             factors.append(self.unit_factor(-1 if joiner[0] is _SLASH else 1, require_known))
-        return ast.UnitExpr(tuple(factors), _new_span(Span, (factors[0].span[0], factors[-1].span[1])))
+        return ast.UnitExpr(tuple(factors), new_span(Span, (factors[0].span[0], factors[-1].span[1])))
 
     def unit_factor(self, sign: int, require_known: bool) -> ast.UnitFactor:
         """Rule ``factor`` of a unit, without an exponent."""
         token = self.pieces[self.pos]
         self.pos += 1
         if require_known and token[0] is _NAME and not self.is_unit(token[1]):
-            raise _NotPlain  # N002, an unknown unit: the parser reports it
+            raise NotPlain  # N002, an unknown unit: the parser reports it
         return ast.UnitFactor(token[1], sign, token[2])

@@ -25,6 +25,7 @@ from scaling_core.expr.lexer import tokenize, tokenize_lines
 from scaling_core.expr.parse_memo import ParseMemo
 from scaling_core.expr.parser import parse_claim_expression, parse_statements
 from scaling_core.expr.plain_lines import read_plain_block, read_plain_claim, read_plain_text
+from scaling_core.expr.plain_pieces import NotPlain, line_pieces, scanned_pieces
 from scaling_core.units.registry import default_registry
 from tests.core.test_parse_memo import full
 from tests.fuzz.calc_grammar import statements
@@ -192,3 +193,21 @@ def test_a_plain_tree_is_an_ordinary_tree() -> None:
     statement = read[0]
     assert isinstance(statement, ast.Definition) and statement.span == (5, 38) and statement.name_span == (5, 6)
     assert isinstance(statement.expr, ast.Binary) and isinstance(statement.expr.right, ast.Field)
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.lists(st.one_of(st.sampled_from(PIECES), st.sampled_from(["  ", "_", "1_0", "é", "\t", "x2", "2x", "5k", "·b", "x²", "²", "١", "a·b"])),
+             max_size=14),
+    st.sampled_from(["", " ", "-"]), st.integers(0, 50),
+)  # fmt: skip
+def test_the_word_fast_path_gives_the_token_patterns_pieces(words: list[str], joiner: str, base: int) -> None:
+    for line in (joiner.join(words).rstrip(" "), " ".join(words).rstrip(" ")):  # callers strip trailing spaces
+        assert _pieces_or_not(line_pieces, line, base) == _pieces_or_not(scanned_pieces, line, base), line
+
+
+def _pieces_or_not(read: Any, line: str, base: int) -> Any:
+    try:
+        return read(line, base)
+    except NotPlain:
+        return "not plain"
