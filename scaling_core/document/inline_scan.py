@@ -96,33 +96,46 @@ class InlineScanner:
     def code_spans(self, chunk: str, base: int) -> list[CodeSpanRegion]:
         """The one-line code spans of ``chunk`` (at offset ``base``), kept as regions and returned."""
         found: list[CodeSpanRegion] = []
+        regions = self.out.regions
         position = 0
         while True:
-            opener = _BACKTICKS.search(chunk, position)
-            if opener is None:
+            start = chunk.find("`", position)
+            if start < 0:
                 return found
-            closer = _closing_backticks(len(opener.group())).search(chunk, opener.end())
-            if closer is None:
-                position = opener.end()
-                continue
-            content = chunk[opener.end() : closer.start()]
-            role = opener.start() >= 6 and chunk.startswith(
-                "{calc}", opener.start() - 6
-            )  # O(1): paragraphs can be long
-            lead = len(content) - len(content.lstrip(" "))
+            if chunk.startswith("``", start):  # a longer run opens: it is closed by a run as long
+                opener = _BACKTICKS.match(chunk, start)
+                assert opener is not None
+                opened = opener.end()
+                closer = _closing_backticks(opened - start).search(chunk, opened)
+                if closer is None:
+                    position = opened
+                    continue
+                closed, after = closer.start(), closer.end()
+            else:  # one backtick, closed by the next lone backtick (the commonest by far: no pattern)
+                opened = start + 1
+                closed = chunk.find("`", opened)
+                while closed >= 0 and chunk.startswith("``", closed):  # a longer run closes nothing here
+                    run = _BACKTICKS.match(chunk, closed)
+                    assert run is not None
+                    closed = chunk.find("`", run.end())
+                if closed < 0:
+                    position = opened
+                    continue
+                after = closed + 1
+            content = chunk[opened:closed]
             stripped = content.strip(" ")
-            if "\n" not in content and "\r" not in content and stripped:
-                outer_start = opener.start() - (6 if role else 0)
-                content_start = base + opener.end() + lead
+            if stripped and "\n" not in content and "\r" not in content:
+                role = start >= 6 and chunk.startswith("{calc}", start - 6)  # O(1): paragraphs can be long
+                content_start = base + opened + len(content) - len(content.lstrip(" "))
                 span = CodeSpanRegion(
-                    Span(base + outer_start, base + closer.end()),
+                    Span(base + start - (6 if role else 0), base + after),
                     Span(content_start, content_start + len(stripped)),
                     stripped,
                     role,
                 )
                 found.append(span)
-                self.out.regions.append(span)
-            position = closer.end()
+                regions.append(span)
+            position = after
 
     def comment(self, match: re.Match[str], chunk: str, base: int) -> None:
         """An HTML comment: a hidden calc block, a problem or ``margin:`` marker, or a claim after a number."""

@@ -85,6 +85,8 @@ def last_digit_unit(text: str) -> float:
 
 def mismatched_lengths(*quantities: Quantity | None) -> str | None:
     """Why the sweeps among ``quantities`` (one check's sides and tolerance) cannot be compared, or None."""
+    if all(q is None or type(q.value) is float for q in quantities):
+        return None  # no sweep (the commonest case, checked without a call per side)
     sizes = sorted({q.value.size for q in quantities if q is not None and is_array(q.value)})
     if len(sizes) < 2:
         return None

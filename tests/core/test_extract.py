@@ -139,3 +139,33 @@ def test_the_trailing_number_search_finds_what_a_search_near_the_last_digit_find
     expected = None if last_digit is None else TRAILING_NUMBER.search(text, max(0, last_digit.start() - 40))
     found = inline_scan._trailing_number(text)
     assert (found and (found.span(), found.groupdict())) == (expected and (expected.span(), expected.groupdict()))
+
+
+def _code_spans_by_pattern(chunk: str) -> list[tuple[int, int, int, str, bool]]:
+    """The one-line code spans of ``chunk`` found with CommonMark's rule as two patterns: the plain reading."""
+    found, position = [], 0
+    while (opener := re.compile(r"`+").search(chunk, position)) is not None:
+        count = len(opener.group())
+        closer = re.compile(r"(?<!`)" + "`" * count + r"(?!`)").search(chunk, opener.end())
+        if closer is None:
+            position = opener.end()
+            continue
+        content = chunk[opener.end() : closer.start()]
+        role = chunk[: opener.start()].endswith("{calc}")
+        if "\n" not in content and "\r" not in content and content.strip(" "):
+            lead = len(content) - len(content.lstrip(" "))
+            found.append((opener.start() - 6 * role, closer.end(), opener.end() + lead, content.strip(" "), role))
+        position = closer.end()
+    return found
+
+
+@settings(max_examples=int(os.environ.get("MARGIN_HYPOTHESIS_EXAMPLES", "0")) or 500, deadline=None)
+@given(st.lists(st.sampled_from(["`", "``", "```", " ", "x", "{calc}", "\n", "\r", "2 = 2", "é"]), max_size=30))
+def test_code_spans_are_found_as_commonmarks_rule_finds_them(pieces: list[str]) -> None:
+    """The scanner's lone-backtick search finds what the two patterns of the rule find, at the same offsets."""
+    chunk = "".join(pieces)
+    scanner = inline_scan.InlineScanner(chunk, LineIndex(chunk))
+    returned = scanner.code_spans(chunk, 7)
+    found = [(s.span.start - 7, s.span.end - 7, s.content_span.start - 7, s.text, s.role) for s in returned]
+    assert found == _code_spans_by_pattern(chunk)
+    assert scanner.out.regions == returned
