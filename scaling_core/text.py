@@ -27,6 +27,11 @@ class Span(NamedTuple):
         return self.start <= offset <= self.end
 
 
+#: ``new_span(Span, (start, end))`` makes a span without NamedTuple's Python-level ``__new__``:
+#: 90 ns against 150 ns, for the hot paths that make one per token, node or region.
+new_span = tuple.__new__
+
+
 class LineIndex:
     """Maps offsets to 0-based (line, column) pairs and back, in O(log n)."""
 

@@ -17,7 +17,7 @@ from scaling_core.document.latex import find_math
 from scaling_core.document.problem_syntax import answer_marks
 from scaling_core.document.prose import TRAILING_NUMBER
 from scaling_core.document.regions import CalcRegion, ChunkScan, ClaimRegion, CodeSpanRegion, Suppression
-from scaling_core.text import LineIndex, Span
+from scaling_core.text import LineIndex, Span, new_span
 
 _COMMENT = re.compile(r"<!--(.*?)(?:-->|\Z)", re.S)
 _CLAIM_OP = re.compile(r"\s*(≈|~=|==|<=|>=|≤|≥|<|>|=)")
@@ -128,8 +128,8 @@ class InlineScanner:
                 role = start >= 6 and chunk.startswith("{calc}", start - 6)  # O(1): paragraphs can be long
                 content_start = base + opened + len(content) - len(content.lstrip(" "))
                 span = CodeSpanRegion(
-                    Span(base + start - (6 if role else 0), base + after),
-                    Span(content_start, content_start + len(stripped)),
+                    new_span(Span, (base + start - (6 if role else 0), base + after)),
+                    new_span(Span, (content_start, content_start + len(stripped))),
                     stripped,
                     role,
                 )

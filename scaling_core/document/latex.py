@@ -25,7 +25,7 @@ from scaling_core.expr import syntax as ast
 from scaling_core.expr.chain import ChainLink, Equation
 from scaling_core.expr.lexer import tokenize
 from scaling_core.expr.parser import parse_claim_expression
-from scaling_core.text import Span
+from scaling_core.text import Span, new_span
 
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 _OPENER = re.compile(r"\$\$?|\\[(\[]")
@@ -90,7 +90,11 @@ def find_math(chunk: str, base: int) -> list[MathRegion]:
         if not content.strip():
             continue
         end = closing + (1 if opener.group() == "$" else 2)
-        found.append(MathRegion(Span(base + start, base + end), Span(base + position, base + closing), content))
+        found.append(
+            MathRegion(
+                new_span(Span, (base + start, base + end)), new_span(Span, (base + position, base + closing)), content
+            )
+        )
         position = end
     return found
 

@@ -26,16 +26,15 @@ from scaling_core.document.regions import (
     Suppression,
 )
 from scaling_core.document.results import Binding, CheckResult, Reference, ValueResult
-from scaling_core.text import Span
+from scaling_core.text import Span, new_span
 
 _T = TypeVar("_T")
-_new_span = tuple.__new__  # Span construction without NamedTuple's Python-level __new__ (hot path)
 _set = object.__setattr__
 
 
 def shift_span(span: Span, delta: int) -> Span:
     """``span`` moved by ``delta``."""
-    return _new_span(Span, (span[0] + delta, span[1] + delta))
+    return new_span(Span, (span[0] + delta, span[1] + delta))
 
 
 def moved(item: _T, **changes: object) -> _T:
@@ -79,7 +78,7 @@ def _span_moved(item: _T, delta: int) -> tuple[_T, dict[str, Any]]:
     new = _object_new(type(item))
     state = item.__dict__.copy()
     span = state["span"]
-    state["span"] = _new_span(Span, (span[0] + delta, span[1] + delta))
+    state["span"] = new_span(Span, (span[0] + delta, span[1] + delta))
     _set(new, "__dict__", state)
     return new, state
 

@@ -85,8 +85,11 @@ def last_digit_unit(text: str) -> float:
 
 def mismatched_lengths(*quantities: Quantity | None) -> str | None:
     """Why the sweeps among ``quantities`` (one check's sides and tolerance) cannot be compared, or None."""
-    if all(q is None or type(q.value) is float for q in quantities):
-        return None  # no sweep (the commonest case, checked without a call per side)
+    for quantity in quantities:
+        if quantity is not None and type(quantity.value) is not float:
+            break
+    else:
+        return None  # no sweep: the commonest case, asked without a call per side
     sizes = sorted({q.value.size for q in quantities if q is not None and is_array(q.value)})
     if len(sizes) < 2:
         return None
@@ -161,7 +164,8 @@ def _allowance(
 ) -> tuple[object, object]:
     """How far below and above the claim the computed value may lie (magnitudes)."""
     value = claimed.value
-    reference = numpy().abs(value) if is_array(value) else abs(float(value))
+    swept = type(value) is not float and is_array(value)
+    reference = numpy().abs(value) if swept else abs(float(value))
     if explicit_absolute is not None:
         unify(explicit_absolute, claimed, "compare")
         width = abs(explicit_absolute.value)
@@ -169,7 +173,7 @@ def _allowance(
     if explicit_relative is not None:
         return explicit_relative * reference, explicit_relative * reference
     floor = 1e-9 * reference
-    largest = numpy().maximum if is_array(reference) else max
+    largest = numpy().maximum if swept else max
     # Rounding puts the true value within half a digit either side; truncation
     # puts it up to one digit beyond the claim (away from zero).  ``≈`` widens
     # that window to the relative tolerance, never to a whole digit below: with
@@ -181,10 +185,11 @@ def _allowance(
 
 
 def _holds(left: object, op: str, right: object, allowance: tuple[object, object]) -> bool:
-    if not (is_array(left) or is_array(right) or is_array(allowance[0]) or is_array(allowance[1])):
+    low, high = allowance
+    if not (is_array(left) or is_array(right) or is_array(low) or is_array(high)):
         a, b = float(left), float(right)  # type: ignore[arg-type]
         if op in _EQUALITY:
-            below, above = (float(x) * (1 + 1e-9) + 1e-300 for x in allowance)  # type: ignore[arg-type]
+            below, above = float(low) * (1 + 1e-9) + 1e-300, float(high) * (1 + 1e-9) + 1e-300  # type: ignore[arg-type]
             beyond = (a - b) * (-1.0 if b < 0 else 1.0)
             return -below <= beyond <= above
         return {"<": a < b, "≤": a <= b, ">": a > b, "≥": a >= b}[op]

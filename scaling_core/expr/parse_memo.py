@@ -25,13 +25,12 @@ from scaling_core.expr.chain import ChainLink, Equation, read_code_span
 from scaling_core.expr.lexer import tokenize, tokenize_lines
 from scaling_core.expr.parser import parse_claim_expression, parse_statements
 from scaling_core.expr.plain_lines import read_plain_block, read_plain_claim, read_plain_text
-from scaling_core.text import Span
+from scaling_core.text import Span, new_span
 
 #: Texts longer than this are read afresh each time (long blocks seldom repeat; it bounds the memo's memory).
 MAX_TEXT = 2_000
 #: Entries kept per kind of text before the memo starts over (a 50 MB draft has millions of code spans).
 MAX_ENTRIES = 8_192
-_new_span = tuple.__new__  # Span construction without NamedTuple's Python-level __new__ (hot path)
 
 #: A claim expression read: the lexer's problems, the expression, its tolerance, the parser's problem.
 Claim = tuple[list[Diagnostic], ast.Expr | None, ast.Tolerance | None, Diagnostic | None]
@@ -143,7 +142,7 @@ def rebased(node: Any, delta: int) -> Any:
 
 
 def _span(span: Span, delta: int) -> Span:
-    return _new_span(Span, (span[0] + delta, span[1] + delta))
+    return new_span(Span, (span[0] + delta, span[1] + delta))
 
 
 def _unit(node: ast.UnitExpr, delta: int) -> ast.UnitExpr:
@@ -162,14 +161,14 @@ def _binary(node: ast.Binary, delta: int) -> ast.Expr:
     for step in reversed(spine):
         right = step.right
         if type(right) is ast.Name:  # the commonest operands, moved inline (hot path)
-            right = ast.Name(right.name, _new_span(Span, (right.span[0] + delta, right.span[1] + delta)))
+            right = ast.Name(right.name, new_span(Span, (right.span[0] + delta, right.span[1] + delta)))
         elif type(right) is ast.Number:
-            right = ast.Number(right.value, right.text, _new_span(Span, (right.span[0] + delta, right.span[1] + delta)))
+            right = ast.Number(right.value, right.text, new_span(Span, (right.span[0] + delta, right.span[1] + delta)))
         else:
             right = _MOVE[type(right)](right, delta)
         at, op = step.span, step.op_span
-        moved = ast.Binary(step.op, moved, right, _new_span(Span, (at[0] + delta, at[1] + delta)),
-                           _new_span(Span, (op[0] + delta, op[1] + delta)))  # fmt: skip
+        moved = ast.Binary(step.op, moved, right, new_span(Span, (at[0] + delta, at[1] + delta)),
+                           new_span(Span, (op[0] + delta, op[1] + delta)))  # fmt: skip
     return moved
 
 
@@ -182,8 +181,8 @@ def _tolerance(node: ast.Tolerance, delta: int) -> ast.Tolerance:
 
 
 _MOVE: dict[type, Callable[[Any, int], Any]] = {
-    ast.Number: lambda n, d: ast.Number(n.value, n.text, _new_span(Span, (n.span[0] + d, n.span[1] + d))),
-    ast.Name: lambda n, d: ast.Name(n.name, _new_span(Span, (n.span[0] + d, n.span[1] + d))),
+    ast.Number: lambda n, d: ast.Number(n.value, n.text, new_span(Span, (n.span[0] + d, n.span[1] + d))),
+    ast.Name: lambda n, d: ast.Name(n.name, new_span(Span, (n.span[0] + d, n.span[1] + d))),
     ast.WithUnit: lambda n, d: ast.WithUnit(rebased(n.operand, d), _unit(n.unit, d), _span(n.span, d)),
     ast.Convert: lambda n, d: ast.Convert(rebased(n.operand, d), _unit(n.unit, d), _span(n.span, d)),
     ast.Unary: lambda n, d: ast.Unary(n.op, rebased(n.operand, d), _span(n.span, d)),

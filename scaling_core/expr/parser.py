@@ -38,7 +38,7 @@ from scaling_core.diagnostics import Diagnostic
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.tokens import Token, TokenKind, canonical_comparison
 from scaling_core.expr.unit_grammar import MAX_DEPTH, ParseError, UnitGrammar
-from scaling_core.text import Span
+from scaling_core.text import Span, new_span
 
 #: Dtype names accepted in shape literals, with their size in bytes.
 DTYPE_BYTES: dict[str, float] = {
@@ -49,7 +49,6 @@ DTYPE_BYTES: dict[str, float] = {
     "int4": 0.5, "i4": 0.5, "fp4": 0.5, "nf4": 0.5,
 }  # fmt: skip
 
-_new_span = tuple.__new__  # Span construction without NamedTuple's Python-level __new__ (hot path)
 _UNIT_FOLLOWERS = (TokenKind.NUMBER, TokenKind.RPAREN, TokenKind.RBRACKET)
 _LEAVES = (TokenKind.NUMBER, TokenKind.IDENT)
 _ADD_OPS = (TokenKind.PLUS, TokenKind.MINUS)
@@ -100,7 +99,7 @@ class Parser(UnitGrammar):
             self.pos = pos + 2
             expr = self.expression()
             convert = self.convert()
-            return ast.Definition(first.text, first.span, expr, convert, _new_span(Span, (start, self.last_end())))
+            return ast.Definition(first.text, first.span, expr, convert, new_span(Span, (start, self.last_end())))
         left = self.expression()
         if self.tokens[self.pos].kind is TokenKind.COMPARE:
             op = self.advance()
@@ -111,13 +110,13 @@ class Parser(UnitGrammar):
                 canonical_comparison(op.text),
                 right,
                 tolerance,
-                _new_span(Span, (start, self.last_end())),
+                new_span(Span, (start, self.last_end())),
                 op.span,
             )
         if self.tokens[self.pos].kind is TokenKind.ASSIGN:
             raise self.error("'=' defines a name; to check a value write '==' or '≈'")
         convert = self.convert()
-        return ast.Show(left, convert, _new_span(Span, (start, self.last_end())))
+        return ast.Show(left, convert, new_span(Span, (start, self.last_end())))
 
     # -- expressions ---------------------------------------------------------
     def expression(self) -> ast.Expr:
@@ -132,7 +131,7 @@ class Parser(UnitGrammar):
                 op = self.advance()
                 right = self.term()
                 left = ast.Binary(
-                    op.kind.value, left, right, _new_span(Span, (left.span.start, right.span.end)), op.span
+                    op.kind.value, left, right, new_span(Span, (left.span.start, right.span.end)), op.span
                 )
             return left
         finally:
@@ -146,7 +145,7 @@ class Parser(UnitGrammar):
             self.pos += 1
             symbol = "/" if op.kind is TokenKind.SLASH else "*"
             right = self.unary()
-            left = ast.Binary(symbol, left, right, _new_span(Span, (left.span.start, right.span.end)), op.span)
+            left = ast.Binary(symbol, left, right, new_span(Span, (left.span.start, right.span.end)), op.span)
         return left
 
     def unary(self) -> ast.Expr:
@@ -165,7 +164,7 @@ class Parser(UnitGrammar):
                 operand = self.unary()
             finally:
                 self.depth -= 1
-            return ast.Unary(op.kind.value, operand, _new_span(Span, (op.span.start, operand.span.end)))
+            return ast.Unary(op.kind.value, operand, new_span(Span, (op.span.start, operand.span.end)))
         return self.with_unit()
 
     def with_unit(self) -> ast.Expr:
@@ -181,7 +180,7 @@ class Parser(UnitGrammar):
             following.kind is TokenKind.PERCENT or (following.kind is TokenKind.IDENT and self.starts_unit())
         ):
             unit = self.unit(require_known=True)
-            return ast.WithUnit(operand, unit, _new_span(Span, (operand.span.start, unit.span.end)))
+            return ast.WithUnit(operand, unit, new_span(Span, (operand.span.start, unit.span.end)))
         if following.kind is TokenKind.IDENT and self.is_unit(following.text) and self.peek().kind in _LEAF_FOLLOWERS:
             raise self.error(
                 f"'{following.text}' is a unit: write it after a number ('1 {following.text}') or multiply by one"
@@ -201,11 +200,11 @@ class Parser(UnitGrammar):
             self.deeper(op.span)  # `2 ** 2 ** 2 …` nests to the right (a failed statement resets the depth)
             exponent = self.exponent()
             self.depth -= 1
-            return ast.Binary("**", base, exponent, _new_span(Span, (base.span.start, exponent.span.end)), op.span)
+            return ast.Binary("**", base, exponent, new_span(Span, (base.span.start, exponent.span.end)), op.span)
         if kind is TokenKind.SUPERSCRIPT:
             sup = self.advance()
             exponent = ast.Number(sup.value, sup.text, sup.span)
-            return ast.Binary("**", base, exponent, _new_span(Span, (base.span.start, sup.span.end)), sup.span)
+            return ast.Binary("**", base, exponent, new_span(Span, (base.span.start, sup.span.end)), sup.span)
         return base
 
     def exponent(self) -> ast.Expr:

@@ -18,10 +18,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from scaling_core.expr import syntax as ast
-from scaling_core.expr.plain_pieces import NotPlain, Piece, line_pieces, new_span
+from scaling_core.expr.plain_pieces import NotPlain, Piece, line_pieces
 from scaling_core.expr.tokens import TokenKind, canonical_comparison
 from scaling_core.expr.unit_grammar import tolerance_of
-from scaling_core.text import Span
+from scaling_core.text import Span, new_span
 
 _NUMBER, _NAME, _END = TokenKind.NUMBER, TokenKind.IDENT, TokenKind.EOF
 _LPAREN, _RPAREN, _DOT, _SLASH, _PERCENT = (

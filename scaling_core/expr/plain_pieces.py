@@ -17,12 +17,11 @@ from collections.abc import Callable
 
 from scaling_core.expr.lexer import IDENTIFIER, MAGNITUDE_SUFFIXES, NUMBER, OPERATOR, OPERATORS, SUFFIX
 from scaling_core.expr.tokens import TokenKind
-from scaling_core.text import Span
+from scaling_core.text import Span, new_span
 
 #: One piece of a line: spaces, then a number (with its magnitude suffix), a name, an operator or a comment.
 #: The alternatives are the lexer's (``lexer._TOKEN``) in its order, less those a plain line never has.
 PIECE = re.compile(rf"( *)(?:({NUMBER})({SUFFIX})?|({IDENTIFIER})|({OPERATOR})|(#[^\r\n]*))")
-new_span = tuple.__new__  # Span construction without NamedTuple's Python-level __new__ (hot path)
 
 _NUMBER, _NAME, _END = TokenKind.NUMBER, TokenKind.IDENT, TokenKind.EOF
 #: Operators a plain line may hold; any other (a power, a comma, a bracket) sends the line the general way.

@@ -19,13 +19,12 @@ from collections.abc import Callable
 from scaling_core.diagnostics import Diagnostic, make_diagnostic
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.tokens import Token, TokenKind
-from scaling_core.text import Span
+from scaling_core.text import Span, new_span
 from scaling_core.units.dimension import MAX_EXPONENT
 
 #: How deep groups, signs and powers may nest before a statement is refused (E003).
 MAX_DEPTH = 64
 _UNIT_JOINERS = (TokenKind.SLASH, TokenKind.MIDDOT)
-_new_span = tuple.__new__  # Span construction without NamedTuple's Python-level __new__ (hot path)
 
 
 class ParseError(Exception):
@@ -134,7 +133,7 @@ class UnitGrammar(TokenCursor):
                 break
             sign = -1 if self.advance().kind is TokenKind.SLASH else 1
             factors.append(self.unit_factor(sign, require_known))
-        return ast.UnitExpr(tuple(factors), _new_span(Span, (factors[0].span.start, factors[-1].span.end)))
+        return ast.UnitExpr(tuple(factors), new_span(Span, (factors[0].span.start, factors[-1].span.end)))
 
     def unit_factor(self, sign: int, require_known: bool) -> ast.UnitFactor:
         """Grammar rule ``factor`` of a unit."""
@@ -158,7 +157,7 @@ class UnitGrammar(TokenCursor):
                 raise self.error("a unit exponent must be an integer", number.span)
             exponent = -int(number.value) if negative else int(number.value)
         end = self.tokens[self.pos - 1].span.end
-        return ast.UnitFactor(token.text, sign * exponent, _new_span(Span, (token.span.start, end)))
+        return ast.UnitFactor(token.text, sign * exponent, new_span(Span, (token.span.start, end)))
 
 
 def _unknown_unit(token: Token) -> Diagnostic:
