@@ -227,8 +227,8 @@ class Interpreter(Checking):
         self.out.bindings.append(binding)
 
     def record_reference(self, node: ast.Name) -> None:
-        """Remember which definition a name resolved to."""
-        self.out.references.append(Reference(node.span, node.name, self.region_scope.binding(node.name)))
+        """Remember which definition a name just looked up resolved to (the evaluator calls this after the lookup)."""
+        self.out.references.append(Reference(node.span, node.name, self.region_scope.found))
 
     def value_and_display(self, expr: ast.Expr, convert: ast.UnitExpr | None) -> tuple[Value, DisplayAs]:
         """A statement's value (converted after ``-> unit``) and how to display it."""

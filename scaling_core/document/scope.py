@@ -82,7 +82,7 @@ class Scope:
 class RegionScope:
     """A :class:`Scope` as one region's evaluation sees it: the scope plus the region's names so far."""
 
-    __slots__ = ("scope", "own", "own_top_level", "_imported", "local", "top_level", "records", "quiet")
+    __slots__ = ("scope", "own", "own_top_level", "_imported", "local", "top_level", "records", "quiet", "found")
 
     def __init__(self, scope: Scope) -> None:
         #: The region's definitions (into the current scope).
@@ -101,6 +101,7 @@ class RegionScope:
         """
         self.scope = scope
         self.quiet = quiet
+        self.found: Binding | None = None
         if self.own:
             self.own.clear()
         if self._imported:
@@ -122,7 +123,12 @@ class RegionScope:
         return found
 
     def lookup(self, name: str) -> Value | None:
-        """The value ``name`` has here: local scope, then top level, then chips (:meth:`binding`, written out)."""
+        """The value ``name`` has here: local scope, then top level, then chips (:meth:`binding`, written out).
+
+        The definition found stays in :attr:`found` (None for a chip or no
+        value) until the next lookup: the reference to it is recorded from
+        there, without resolving the name twice.
+        """
         found = self.own.get(name)
         if found is None:
             local = self.local
@@ -130,8 +136,11 @@ class RegionScope:
                 found = local.get(name) or self.own_top_level.get(name)
             if found is None:
                 found = self.top_level.get(name)
+                self.found = found
                 if found is None:
                     return self.records.get(name)
+                return found.value
+        self.found = found
         return found.value
 
     def visible_names(self) -> list[str]:
