@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 
 from scaling_core.records import record
 from scaling_core.units import dimension
@@ -59,6 +60,7 @@ _SLIPS = (
 _POWERS_OF_TEN = {exponent: float(f"1e{exponent}") for exponent in range(-300, 301)}
 
 
+@lru_cache(maxsize=4096)  # a pure function of the text, asked for every claim: a book repeats its numbers
 def last_digit_unit(text: str) -> float:
     """The value of one unit in the last printed digit of a number's text.
 

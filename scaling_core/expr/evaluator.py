@@ -36,6 +36,7 @@ from scaling_core.units.display import format_quantity
 from scaling_core.units.quantity import Quantity, UnitError, convert_dim, scalar
 from scaling_core.units.registry import Unit, UnitRegistry
 
+isfinite = math.isfinite
 _NOT_FINITE = "the result is not a finite number (overflow or invalid operation)"
 #: Operators whose chains (``a + b + c …``) are evaluated left to right in a loop, not by recursion.
 _LEFT_ASSOCIATIVE = frozenset(("+", "-", "*", "/"))
@@ -78,6 +79,17 @@ class Evaluator:
 
     def quantity(self, expr: ast.Expr) -> Quantity:
         """Evaluate ``expr`` and require a quantity (not a record)."""
+        # The commonest operands, a number or a name of a finite number, as value() reads them, without its
+        # dispatch (one call per operand, not three: most of what an analysis evaluates is these).
+        if type(expr) is ast.Number:
+            if isfinite(expr.value):
+                return Quantity(expr.value, 0, True, None)
+        elif type(expr) is ast.Name:
+            found = self.lookup(expr.name)
+            if type(found) is Quantity and type(found.value) is float and isfinite(found.value):
+                if self.on_name is not None:
+                    self.on_name(expr)
+                return found
         value = self.value(expr)
         if not isinstance(value, Quantity):
             if isinstance(value, Record) and "" in value.unknown:

@@ -27,6 +27,7 @@ _NUMBER, _NAME, _END = TokenKind.NUMBER, TokenKind.IDENT, TokenKind.EOF
 _LPAREN, _RPAREN, _DOT, _SLASH, _PERCENT = (
     TokenKind.LPAREN, TokenKind.RPAREN, TokenKind.DOT, TokenKind.SLASH, TokenKind.PERCENT,
 )  # fmt: skip
+_PLUS = TokenKind.PLUS
 _ADD_OPS = (TokenKind.PLUS, TokenKind.MINUS)
 _MUL_OPS = (TokenKind.STAR, TokenKind.SLASH, TokenKind.MIDDOT)
 #: Pieces after which a number or name is complete (no unit, field or call), the commonest first.
@@ -185,18 +186,30 @@ class _Reader:
             self.pos += 1
             right = self.term()
             span = new_span(Span, (left.span[0], right.span[1]))
-            left = ast.Binary(op[0].value, left, right, span, op[2])
+            left = ast.Binary("+" if op[0] is _PLUS else "-", left, right, span, op[2])
         return left
 
     def term(self) -> ast.Expr:
-        """Rule ``term``."""
+        """Rule ``term``, with :meth:`operand`'s fast path for a bare number or name written out (no call)."""
         pieces = self.pieces
         left = self.operand()
-        while (op := pieces[self.pos])[0] in _MUL_OPS:
-            self.pos += 1
-            right = self.operand()
+        pos = self.pos
+        while (op := pieces[pos])[0] in _MUL_OPS:
+            token = pieces[pos + 1]
+            right: ast.Expr
+            if token[0] is _NAME and pieces[pos + 2][0] in _LEAF_FOLLOWERS:
+                right = ast.Name(token[1], token[2])
+                pos += 2
+            elif token[0] is _NUMBER and pieces[pos + 2][0] in _LEAF_FOLLOWERS:
+                right = ast.Number(token[4], token[1], token[2])
+                pos += 2
+            else:
+                self.pos = pos + 1
+                right = self.unary()
+                pos = self.pos
             span = new_span(Span, (left.span[0], right.span[1]))
             left = ast.Binary("/" if op[0] is _SLASH else "*", left, right, span, op[2])
+        self.pos = pos
         return left
 
     def operand(self) -> ast.Expr:
