@@ -158,9 +158,7 @@ class _Reader:
             self.pos = 2
             expr = self.expression()
             convert = self.convert()
-            return ast.Definition(
-                first[1], new_span(Span, (start, first[2][1])), expr, convert, new_span(Span, (start, self.finish()))
-            )
+            return ast.Definition(first[1], first[2], expr, convert, new_span(Span, (start, self.finish())))
         left = self.expression()
         op = pieces[self.pos]
         if op[0] is TokenKind.COMPARE:
