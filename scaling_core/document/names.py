@@ -38,6 +38,10 @@ def nodes(expr: ast.Expr) -> Iterator[ast.Expr]:
         kind = type(node)
         if kind is ast.Number or kind is ast.Name:  # leaves, by far the commonest nodes (hot path)
             continue
+        if type(node) is ast.Binary:  # and the commonest inner node
+            stack.append(node.right)
+            stack.append(node.left)
+            continue
         children: list[ast.Expr] = []
         for name in _CHILDREN.get(kind) or _children(kind):
             value = getattr(node, name)

@@ -18,17 +18,19 @@ be checked (``2 * nosuch = 4``) from plain code (``x = 5``, ``x += 1``).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.lexer import tokenize
 from scaling_core.expr.parser import DTYPE_BYTES, parse_claim_expression
-from scaling_core.expr.tokens import Token, TokenKind, canonical_comparison
+from scaling_core.expr.plain_lines import read_plain_chain
+from scaling_core.expr.tokens import CHAIN_JOINS, Token, TokenKind, canonical_comparison
 from scaling_core.records import record
 from scaling_core.text import Span
 
-#: Relations that join the links of a chain, as written -> ``=`` or ``≈``.
-RELATIONS = {"=": "=", "≈": "≈", "~=": "≈", "~": "≈"}
+#: A :class:`Token`, or a plain line's piece: a tuple whose first two fields are a token's kind and text.
+Lexeme = tuple[Any, ...]
 _OPENERS = (TokenKind.LPAREN, TokenKind.LBRACKET)
 _CLOSERS = (TokenKind.RPAREN, TokenKind.RBRACKET)
 _OPERATORS = (TokenKind.PLUS, TokenKind.MINUS, TokenKind.STAR, TokenKind.SLASH, TokenKind.POWER, TokenKind.MIDDOT)
@@ -56,15 +58,27 @@ class Equation:
     looks_checked: bool
 
 
-def read_code_span(text: str, base: int, is_unit: Callable[[str], bool]) -> list[Equation]:
-    """Every equation of a code span's text (which starts at offset ``base``), in order."""
+def read_code_span(text: str, base: int, is_unit: Callable[[str], bool], *, plain: bool = True) -> list[Equation]:
+    """Every equation of a code span's text (which starts at offset ``base``), in order.
+
+    ``plain``: an equation whose links are all plain is read by
+    :func:`~scaling_core.expr.plain_lines.read_plain_chain` (the same
+    links, without the general lexer and parser; tests turn it off to compare).
+    """
     equations = []
     for start, end in split_equations(text):
         piece = text[start:end]
         lead = len(piece) - len(piece.lstrip())
         piece = piece.strip()
         if piece:
-            equations.append(read_equation(piece, base + start + lead, is_unit))
+            at = base + start + lead
+            read = read_plain_chain(piece, at, is_unit) if plain else None
+            if read is not None:
+                links, pieces = read
+                chain = tuple([ChainLink(*link) for link in links])
+                equations.append(Equation(chain, Span(at, at + len(piece)), looks_checked(pieces)))
+            else:
+                equations.append(read_equation(piece, at, is_unit))
     return equations
 
 
@@ -116,16 +130,16 @@ def split_links(tokens: list[Token]) -> list[tuple[list[Token], str, Span]]:
             depth += 1
         elif token.kind in _CLOSERS:
             depth = max(depth - 1, 0)
-        elif depth == 0 and _relation(token):
+        elif depth == 0 and _relation(token.kind, token.text):
             pieces.append((current, relation, Span((before or token.span).start, token.span.end)))
-            current, relation, before = [], _relation(token), token.span
+            current, relation, before = [], _relation(token.kind, token.text), token.span
             continue
         current.append(token)
     pieces.append((current, relation, before or tokens[-1].span))  # tokens end with the end of input
     return pieces
 
 
-def looks_checked(tokens: list[Token]) -> bool:
+def looks_checked(tokens: Sequence[Lexeme]) -> bool:
     """Whether an equation looks like arithmetic meant to be checked.
 
     It does when the text after its last relation starts with a number
@@ -133,30 +147,32 @@ def looks_checked(tokens: list[Token]) -> bool:
     and an operation: an arithmetic operator outside square brackets, a call
     (``sqrt(…)``) or a shape (``bf16[…]``).  So ``2 * nosuch = 4`` does;
     ``x = 5``, ``x += 1``, ``f(x) = x^2``, ``f(x) = 2x``, ``arr[i+1] = 0`` and
-    ``a == b`` do not.
+    ``a == b`` do not.  ``tokens`` end with the end of input; they may be the
+    plain reader's pieces, whose first two fields are a token's kind and text.
     """
-    last = max((i for i, t in enumerate(tokens) if _relation(t)), default=-1)
+    last = len(tokens) - 1
+    while last >= 0 and not _relation(tokens[last][0], tokens[last][1]):
+        last -= 1
     if last < 0:
         return False
-    after = [t for t in tokens[last + 1 :] if t.kind not in (TokenKind.LPAREN, TokenKind.MINUS, TokenKind.PLUS)]
-    if not after or after[0].kind is not TokenKind.NUMBER:
+    after = [t for t in tokens[last + 1 :] if t[0] not in (TokenKind.LPAREN, TokenKind.MINUS, TokenKind.PLUS)]
+    if not after or after[0][0] is not TokenKind.NUMBER:
         return False
     before = tokens[:last]
-    if not any(t.kind is TokenKind.NUMBER for t in before):
+    if not any(t[0] is TokenKind.NUMBER for t in before):
         return False
     square = 0
     for index, token in enumerate(before):
         following = before[index + 1] if index + 1 < len(before) else None
-        if token.kind is TokenKind.LBRACKET:
+        kind = token[0]
+        if kind is TokenKind.LBRACKET:
             square += 1
-        elif token.kind is TokenKind.RBRACKET:
+        elif kind is TokenKind.RBRACKET:
             square = max(square - 1, 0)
-        elif square == 0 and token.kind in _OPERATORS:
+        elif square == 0 and kind in _OPERATORS:
             return True
-        elif token.kind is TokenKind.IDENT and following is not None:
-            if following.kind is TokenKind.LPAREN or (
-                following.kind is TokenKind.LBRACKET and token.text in DTYPE_BYTES
-            ):
+        elif kind is TokenKind.IDENT and following is not None:
+            if following[0] is TokenKind.LPAREN or (following[0] is TokenKind.LBRACKET and token[1] in DTYPE_BYTES):
                 return True
     return False
 
@@ -174,12 +190,12 @@ def parse_chain(tokens: list[Token], is_unit: Callable[[str], bool]) -> list[Cha
     return links
 
 
-def _relation(token: Token) -> str:
-    """``=`` or ``≈`` when ``token`` joins two links of a chain, else ""."""
-    if token.kind is TokenKind.ASSIGN:
+def _relation(kind: TokenKind, text: str) -> str:
+    """``=`` or ``≈`` when a token of ``kind`` and ``text`` joins two links of a chain, else ""."""
+    if kind is TokenKind.ASSIGN:
         return "="
-    if token.kind is TokenKind.COMPARE:
-        return RELATIONS.get(canonical_comparison(token.text), "")
+    if kind is TokenKind.COMPARE:
+        return CHAIN_JOINS.get(canonical_comparison(text), "")
     return ""
 
 

@@ -57,7 +57,7 @@ class ParseMemo:
         if known is not None:
             delta = base - known[0]
             return known[1] if not delta else [_equation(e, delta) for e in known[1]]
-        equations = read_code_span(text, base, self.is_unit)
+        equations = read_code_span(text, base, self.is_unit, plain=self.plain_lines)
         _keep(self._spans, text, (base, equations))
         return equations
 

@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.plain_pieces import NotPlain, Piece, line_pieces
-from scaling_core.expr.tokens import TokenKind, canonical_comparison
+from scaling_core.expr.tokens import CHAIN_JOINS, TokenKind, canonical_comparison
 from scaling_core.expr.unit_grammar import tolerance_of
 from scaling_core.text import Span, new_span
 
@@ -35,6 +35,7 @@ _LEAF_FOLLOWERS = (
     TokenKind.STAR, TokenKind.EOF, TokenKind.SLASH, TokenKind.PLUS, TokenKind.MINUS, TokenKind.ARROW,
     TokenKind.COMPARE, TokenKind.RPAREN, TokenKind.MIDDOT, TokenKind.PLUSMINUS, TokenKind.ASSIGN,
 )  # fmt: skip
+_RELATION_KINDS = (TokenKind.ASSIGN, TokenKind.COMPARE)
 _UNIT_JOINERS = (TokenKind.SLASH, TokenKind.MIDDOT)
 _UNIT_STARTS = (TokenKind.IDENT, TokenKind.PERCENT)
 _NOT_A_UNIT_AFTER = (TokenKind.LPAREN, TokenKind.DOT, TokenKind.LBRACKET)  # parser.starts_unit
@@ -115,15 +116,69 @@ def read_plain_claim(
         pieces = line_pieces(text.rstrip(" "), base)
         if len(pieces) == 2:
             return None  # nothing to read: the parser's error
-        reader = _Reader(pieces, is_unit)
-        expr = reader.expression()
-        unit = reader.convert()
-        if unit is not None:
-            expr = ast.Convert(expr, unit, Span(expr.span.start, unit.span.end))
-        tolerance = reader.tolerance()
-        reader.finish()
+        return _claim(pieces, is_unit)
     except NotPlain:
         return None
+
+
+#: A link of a chain read plain: its expression, the relation before it ("" for the first), span, tolerance.
+PlainLink = tuple[ast.Expr, str, Span, "ast.Tolerance | None"]
+
+
+def read_plain_chain(
+    text: str, base: int, is_unit: Callable[[str], bool]
+) -> tuple[list[PlainLink], list[Piece]] | None:
+    """A code span's equation ``text`` (at ``base``) read as links joined by ``=`` or ``≈``, if every link is plain.
+
+    Returns the links and the equation's pieces (ending with one end piece:
+    the tokens :func:`~scaling_core.expr.chain.looks_checked` reads), or None
+    when a link is empty or not plain, a tolerance is not on the last link,
+    or another comparison appears: the general reading (``chain.read_equation``)
+    then decides.  The links are those it gives.
+    """
+    if "\n" in text or "\r" in text:
+        return None
+    try:
+        pieces = line_pieces(text.rstrip(" "), base)
+    except NotPlain:
+        return None
+    end = len(pieces) - 2
+    # Where the links end: at each relation (a relation inside parentheses splits them apart, so neither
+    # half reads and the general reading decides) and at the end.
+    stops = [index for index, piece in enumerate(pieces) if piece[0] in _RELATION_KINDS]
+    stops.append(end)
+    links: list[PlainLink] = []
+    relation, first = "", 0
+    try:
+        for index in stops:
+            if index == first:
+                return None  # an empty link
+            last = pieces[index - 1][2][1]
+            stop = (_END, "", new_span(Span, (last, last)), True, 0.0)
+            expr, tolerance = _claim([*pieces[first:index], stop, stop], is_unit)
+            if tolerance is not None and index < end:
+                return None  # a tolerance before the last link: that link is unreadable
+            links.append((expr, relation, new_span(Span, (pieces[first][2][0], last)), tolerance))
+            if index < end:
+                op = pieces[index]
+                relation = "=" if op[0] is TokenKind.ASSIGN else CHAIN_JOINS.get(canonical_comparison(op[1]), "")
+                if not relation:
+                    return None  # a comparison that is not a relation
+            first = index + 1
+    except NotPlain:
+        return None
+    return links, pieces[:-1]
+
+
+def _claim(pieces: list[Piece], is_unit: Callable[[str], bool]) -> tuple[ast.Expr, ast.Tolerance | None]:
+    """Rule ``claim`` over ``pieces``: ``expr [-> unit] [± tol]`` to the end (raises :class:`NotPlain`)."""
+    reader = _Reader(pieces, is_unit)
+    expr = reader.expression()
+    unit = reader.convert()
+    if unit is not None:
+        expr = ast.Convert(expr, unit, Span(expr.span.start, unit.span.end))
+    tolerance = reader.tolerance()
+    reader.finish()
     return expr, tolerance
 
 

@@ -56,3 +56,7 @@ _COMPARISON_ALIASES = {"~=": "≈", "<=": "≤", ">=": "≥"}
 def canonical_comparison(op: str) -> str:
     """The canonical form of a comparison operator: ``≈``, ``≤``, ``≥`` for their ASCII spellings, else ``op``."""
     return _COMPARISON_ALIASES.get(op, op)
+
+
+#: Relations that join the links of a code span's chain (``expr/chain.py``), as written -> ``=`` or ``≈``.
+CHAIN_JOINS = {"=": "=", "≈": "≈", "~=": "≈", "~": "≈"}

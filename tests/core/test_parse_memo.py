@@ -10,6 +10,7 @@ offsets, with lexer and parser errors among them, inside block quotes
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 
 from bench.corpus import book_like, dense
 from scaling_core import DocumentAnalysis, analyze_document
-from scaling_core.expr import chain, parse_memo
+from scaling_core.expr import parse_memo
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.lexer import tokenize
 from scaling_core.expr.parse_memo import rebased
@@ -88,12 +89,13 @@ def assert_memo_changes_nothing(text: str, monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_repeated_texts_are_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
+    read = parse_memo.read_code_span
 
-    def counting(text: str, base: int = 0) -> tuple:
+    def counting(text: str, base: int, is_unit: Any, **options: Any) -> Any:
         calls.append(text)
-        return tokenize(text, base)
+        return read(text, base, is_unit, **options)
 
-    monkeypatch.setattr(chain, "tokenize", counting)
+    monkeypatch.setattr(parse_memo, "read_code_span", counting)
     analysis = analyze_document("`2 * 3 = 6` and `2 * 3 = 6`.\n\nAgain `2 * 3 = 6`, and `2 * 4 = 8`.\n", "draft.md")
     assert calls == ["2 * 3 = 6", "2 * 4 = 8"]
     assert [c.status for c in analysis.checks] == ["pass"] * 4

@@ -11,6 +11,7 @@ are made of.  Whole analyses with the plain reading on and off must be equal too
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +22,11 @@ from hypothesis import strategies as st
 from bench.corpus import book_like, dense
 from scaling_core import analyze_document
 from scaling_core.expr import syntax as ast
+from scaling_core.expr.chain import read_code_span
 from scaling_core.expr.lexer import tokenize, tokenize_lines
 from scaling_core.expr.parse_memo import ParseMemo
 from scaling_core.expr.parser import parse_claim_expression, parse_statements
-from scaling_core.expr.plain_lines import read_plain_block, read_plain_claim, read_plain_text
+from scaling_core.expr.plain_lines import read_plain_block, read_plain_chain, read_plain_claim, read_plain_text
 from scaling_core.expr.plain_pieces import NotPlain, line_pieces, scanned_pieces
 from scaling_core.units.registry import default_registry
 from tests.core.test_parse_memo import full
@@ -107,12 +109,15 @@ def test_blocks_of_lines_however_they_lie() -> None:
     )
 
 
-def recorded_reads(texts: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[list[Any], list[Any], list[Any]]:
-    """Every block, claim and role the analyses of ``texts`` read, as the memo is asked for them."""
+def recorded_reads(
+    texts: list[str], monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[Any], list[Any], list[Any], list[Any]]:
+    """Every block, claim, role and code span the analyses of ``texts`` read, as the memo is asked for them."""
     blocks: list[Any] = []
     claims: list[Any] = []
     roles: list[Any] = []
-    block, claim, inline = ParseMemo.block, ParseMemo.claim, ParseMemo.inline
+    spans: list[Any] = []
+    block, claim, inline, code_span = ParseMemo.block, ParseMemo.claim, ParseMemo.inline, ParseMemo.code_span
 
     def record_block(
         memo: ParseMemo, text: str, lines: Any, end: int, following: Any = None, contiguous: Any = None
@@ -128,13 +133,18 @@ def recorded_reads(texts: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[l
         roles.append((text, base))
         return inline(memo, text, base)
 
+    def record_code_span(memo: ParseMemo, text: str, base: int) -> Any:
+        spans.append((text, base))
+        return code_span(memo, text, base)
+
     with monkeypatch.context() as patch:
         patch.setattr(ParseMemo, "block", record_block)
         patch.setattr(ParseMemo, "claim", record_claim)
         patch.setattr(ParseMemo, "inline", record_inline)
+        patch.setattr(ParseMemo, "code_span", record_code_span)
         for text in texts:
             analyze_document(text, "draft.md")
-    return blocks, claims, roles
+    return blocks, claims, roles, spans
 
 
 def test_every_calc_block_claim_and_role_of_the_corpora_and_the_repository(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -143,7 +153,7 @@ def test_every_calc_block_claim_and_role_of_the_corpora_and_the_repository(monke
     texts = [book_like(1_500), dense(300), long_block + "```\n", "> " + quoted + "```\n"]
     for folder in ("examples", "docs", "tests/golden"):
         texts += [path.read_text("utf-8", errors="replace") for path in sorted((ROOT / folder).rglob("*.md"))]
-    blocks, claims, roles = recorded_reads(texts, monkeypatch)
+    blocks, claims, roles, spans = recorded_reads(texts, monkeypatch)
     plain_blocks = 0
     plain_kinds = set()
     for text, lines, end, following, contiguous in blocks:
@@ -158,6 +168,8 @@ def test_every_calc_block_claim_and_role_of_the_corpora_and_the_repository(monke
                        for text, base in claims)  # fmt: skip
     for text, base in roles:
         assert_line_read_alike(text, base)
+    plain_spans = sum(assert_code_span_read_alike(text, base) for text, base in spans)
+    assert plain_spans > len(spans) // 2, (plain_spans, len(spans))  # the plain chain reading is taken
     assert plain_blocks > len(blocks) // 2 and plain_claims > len(claims) // 2  # the fast paths are taken
     assert {(False, None), (True, True), (True, False)} <= plain_kinds  # whole blocks, and pieces of long ones
 
@@ -211,3 +223,35 @@ def _pieces_or_not(read: Any, line: str, base: int) -> Any:
         return read(line, base)
     except NotPlain:
         return "not plain"
+
+
+def assert_code_span_read_alike(text: str, base: int = 11) -> bool:
+    """A code span's equations are the same read plain or generally; whether one was read plain."""
+    plain = read_code_span(text, base, IS_UNIT)
+    assert plain == read_code_span(text, base, IS_UNIT, plain=False), text
+    return any(read_plain_chain(piece.strip(), base, IS_UNIT) is not None for piece in text.split(";"))
+
+
+CHAIN_TRAPS = [
+    "2 * 3 = 6", "2*3=6", "2 * 3 = 6 = 6.0", "a = 5", "x = 5", "2 * 8192 * 32768 = 5.4e8 ≈ 5e8", "1 GB / 2 s = 0.5 GB/s",
+    "2 * 3 ≈ 6 ± 5%", "2 * 3 = 6 ± 5% = 6", "2 * 3 ~= 6", "2 * 3 ~ 6", "2 * 3 == 6", "2 * 3 <= 6", "2 * 3 < 7",
+    "= 6", "2 * 3 =", "2 * 3 = = 6", "(2 = 3)", "(2 * 3) = 6", "2 * (3 = 6)", "f(2) = 4", "bf16[8] = 16 byte",
+    "2 * nosuch = 4", "2 x 3 = 6", "2 * 3 -> GB = 6", "2 GB -> MB = 2000 MB", "x += 1", "2 ** 3 = 8", "-3 = -3",
+    "2 * 3 = (6)", "2 * 3 = -6", "a.b = 3", "tpu_v5e.hbm = 16 GiB", "1.97e14 / 8.2e11 = 240", "3 % = 0.03",
+    "64 * 1024 = 64kB. 64e3 / 4.5e10 = 1.4us", "2 * 3 = 6; 2 * 4 = 8", "2 * 3 = 6 # note", "2 * 3 = 6   ",
+]  # fmt: skip
+
+
+def test_hand_picked_code_spans() -> None:
+    taken = sum(assert_code_span_read_alike(text) for text in CHAIN_TRAPS)
+    assert taken > len(CHAIN_TRAPS) // 3  # the plain chain reading is taken
+
+
+@settings(max_examples=int(os.environ.get("MARGIN_HYPOTHESIS_EXAMPLES", "0")) or 400, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from(PIECES), max_size=6).map(" ".join), min_size=1, max_size=4),
+    st.lists(st.sampled_from(["=", " = ", "≈", " ~= ", " ~ ", " == ", " <= ", "="]), min_size=3, max_size=3),
+)
+def test_random_chains_of_plain_pieces(links: list[str], relations: list[str]) -> None:  # fmt: skip
+    text = links[0] + "".join(relation + link for relation, link in zip(relations, links[1:]))
+    assert_code_span_read_alike(text)
