@@ -14,7 +14,7 @@ from dataclasses import replace
 from scaling_core.diagnostics import Diagnostic, make_diagnostic
 from scaling_core.document.effects import Recording
 from scaling_core.document.names import bare_unit_name, bare_unit_note
-from scaling_core.document.prose import TRAILING_NUMBER, read_number
+from scaling_core.document.prose import written_number
 from scaling_core.document.regions import ClaimRegion
 from scaling_core.document.results import CheckKind
 from scaling_core.expr import syntax as ast
@@ -363,9 +363,8 @@ class Checking:
         An unknown word after the number (``11 H100s``) is read as a count
         label, unless it is a near miss of a unit (``5 sceonds``).
         """
-        match = TRAILING_NUMBER.search(region.number_text)
-        assert match is not None
-        number = read_number(match)
+        number = written_number(region.number_text)
+        assert number is not None
         if not math.isfinite(number.value * 0.0 + number.value):
             raise self.evaluator.fail(
                 "E002", f"{region.number_text} is beyond float64 (about 1.8e308)", region.number_span

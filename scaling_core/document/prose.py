@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 
 from scaling_core.expr.compare import last_digit_unit
 from scaling_core.expr.lexer import MAGNITUDE_SUFFIXES
@@ -71,6 +72,13 @@ def read_number(match: re.Match[str]) -> ProseNumber:
     if match.group("per"):
         unit = f"{unit}/{match.group('per')}"
     return ProseNumber(value * scale, ulp * scale, unit)
+
+
+@lru_cache(maxsize=4096)  # a pure function of the text, asked for every claim: a book repeats its numbers
+def written_number(text: str) -> ProseNumber | None:
+    """The prose number (with its unit) that ends ``text``, such as a claim's number as written, or None."""
+    match = TRAILING_NUMBER.search(text)
+    return None if match is None else read_number(match)
 
 
 def restyle(value: float, number_text: str) -> str:
