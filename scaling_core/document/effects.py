@@ -123,6 +123,20 @@ class Recording(CheckReporting):
         self.references: list[Reference] = []
         self.imports: list[Imported] = []
 
+    def marks(self) -> tuple[int, int, int]:
+        """How many diagnostics, checks and references the region has so far (for :meth:`move_since`)."""
+        return len(self.diagnostics), len(self.checks), len(self.references)
+
+    def move_since(self, marks: tuple[int, int, int], delta: int) -> None:
+        """Move what was recorded since ``marks`` by ``delta``: a code span checked where its text was first read."""
+        diagnostics, checks, references = marks
+        if len(self.diagnostics) > diagnostics:
+            self.diagnostics[diagnostics:] = [shift_diagnostic(d, delta) for d in self.diagnostics[diagnostics:]]
+        if len(self.checks) > checks:
+            self.checks[checks:] = [move_check(delta, c) for c in self.checks[checks:]]
+        if len(self.references) > references:
+            self.references[references:] = [move_reference(delta, (r, r.binding)) for r in self.references[references:]]
+
     def effects(self, start: int, elements: int = 0) -> Effects:
         """The effects recorded, for a region that starts at ``start`` (having computed ``elements`` sweep
         elements); the recording is empty again after."""

@@ -253,8 +253,14 @@ class Interpreter(Checking):
         :meth:`evaluate` sends only the code spans that may be either (a role, or text with ``=``, ``≈`` or ``~``).
         """
         if not region.role:
-            for equation in self.parsed.code_span(region.text, region.content_span.start):
+            # A text read before in this analysis is checked where it was read, and what that finds is moved
+            # here: the same text there says the same, and moving the results costs less than moving the trees.
+            equations, delta = self.parsed.code_span(region.text, region.content_span.start)
+            marks = self.out.marks() if delta else None
+            for equation in equations:
                 self.check_chain(equation)
+            if marks is not None:
+                self.out.move_since(marks, delta)
             return
         lexed, statements, problems = self.parsed.inline(region.text, region.content_span.start)
         if lexed:

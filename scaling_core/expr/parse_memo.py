@@ -21,7 +21,7 @@ from typing import Any
 
 from scaling_core.diagnostics import Diagnostic, Fix, Related
 from scaling_core.expr import syntax as ast
-from scaling_core.expr.chain import ChainLink, Equation, read_code_span
+from scaling_core.expr.chain import Equation, read_code_span
 from scaling_core.expr.lexer import tokenize, tokenize_lines
 from scaling_core.expr.parser import parse_claim_expression, parse_statements
 from scaling_core.expr.plain_lines import read_plain_block, read_plain_claim, read_plain_text
@@ -51,15 +51,15 @@ class ParseMemo:
         self._inline: dict[str, tuple[int, Statements]] = {}
         self._blocks: dict[tuple[Any, ...], tuple[int, Statements]] = {}
 
-    def code_span(self, text: str, base: int) -> list[Equation]:
-        """:func:`~scaling_core.expr.chain.read_code_span` of ``text`` read at offset ``base``."""
+    def code_span(self, text: str, base: int) -> tuple[list[Equation], int]:
+        """:func:`~scaling_core.expr.chain.read_code_span` of ``text``, as first read in this analysis, and how far
+        ``base`` lies from where it was read (the caller moves what it finds by that much, not the trees)."""
         known = self._spans.get(text)
         if known is not None:
-            delta = base - known[0]
-            return known[1] if not delta else [_equation(e, delta) for e in known[1]]
+            return known[1], base - known[0]
         equations = read_code_span(text, base, self.is_unit, plain=self.plain_lines)
         _keep(self._spans, text, (base, equations))
-        return equations
+        return equations, 0
 
     def claim(self, text: str, base: int) -> Claim:
         """A claim marker's expression ``text`` (at ``base``) lexed and parsed, with the problems of each step."""
@@ -203,12 +203,6 @@ _MOVE: dict[type, Callable[[Any, int], Any]] = {
     ),
     ast.Import: lambda n, d: ast.Import(n.path, _span(n.span, d), _span(n.path_span, d)),
 }
-
-
-def _equation(equation: Equation, delta: int) -> Equation:
-    links = tuple([ChainLink(rebased(link.expr, delta), link.relation, _span(link.span, delta),
-                             rebased(link.tolerance, delta)) for link in equation.links])  # fmt: skip
-    return Equation(links, _span(equation.span, delta), equation.looks_checked)
 
 
 def _statements(read: Statements, delta: int) -> Statements:
