@@ -37,7 +37,9 @@ class LineIndex:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        if "\r" in text:
+        #: Whether any line ends in CR LF or CR (a line's end is then not always one before the next start).
+        self.has_cr = "\r" in text
+        if self.has_cr:
             starts = [0]
             starts.extend(m.end() for m in _LINE_BREAK.finditer(text))
         else:  # only \n breaks: line lengths from str.split, summed in C (3x faster on 10k lines)
@@ -71,7 +73,7 @@ class LineIndex:
         """Offset of the end of ``line``, before its line break."""
         if line + 1 < len(self.line_starts):
             end = self.line_starts[line + 1]
-            if self.text.startswith("\r\n", end - 2) and end - 2 >= self.line_starts[line]:
+            if self.has_cr and self.text.startswith("\r\n", end - 2) and end - 2 >= self.line_starts[line]:
                 return end - 2
             return end - 1
         return len(self.text)

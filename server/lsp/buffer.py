@@ -280,6 +280,7 @@ class BufferIndex(LineIndex):
     def __init__(self, buffer: TextBuffer) -> None:  # no LineIndex.__init__: the buffer has the line starts
         self.buffer = buffer
         self._lines = buffer.lines
+        self.has_cr = True  # not known without reading the whole text: line ends are always looked at
 
     @property
     def text(self) -> str:  # type: ignore[override]
