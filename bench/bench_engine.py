@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from markdown_it import MarkdownIt  # noqa: E402
 
+from bench import keep_bytecode  # noqa: E402
 from bench.corpus import book_like, dense  # noqa: E402
 from scaling_core import analyze_document  # noqa: E402
 from scaling_core.config import Config  # noqa: E402
@@ -159,6 +160,7 @@ def _time_analysis(text: str, cache: RegionCache | None) -> float:
 
 if __name__ == "__main__":
     gc.set_threshold(100_000, 50, 50)  # as server/launch.py sets for every margin command
+    print(keep_bytecode())
     unit_arithmetic()
     throughput("book-like", book_like(10_000))
     throughput("dense", dense(10_000))

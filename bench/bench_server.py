@@ -28,7 +28,7 @@ from lsprotocol import types  # noqa: E402
 from pygls.lsp.client import LanguageClient  # noqa: E402
 from pytest_lsp import client_capabilities  # noqa: E402
 
-from bench import shape_sessions, shapes  # noqa: E402
+from bench import keep_bytecode, shape_sessions, shapes  # noqa: E402
 from bench.corpus import book_like  # noqa: E402
 from scaling_core import analyze_document  # noqa: E402
 from scaling_core.document.incremental import RegionCache  # noqa: E402
@@ -261,6 +261,7 @@ async def main() -> None:
     options = parser.parse_args()
     # A fresh generated-code cache (server/code_cache.py): the first start fills it, as after an install.
     os.environ["MARGIN_CACHE_DIR"] = tempfile.mkdtemp(prefix="margin-bench-cache-")
+    print(keep_bytecode())
     if options.startup_only:
         await startup_times()
         return
