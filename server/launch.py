@@ -1,8 +1,9 @@
 """The process entry point (``margin`` and ``python -m server``): load the command's modules, run it.
 
 The modules load with the cyclic collector paused and are then frozen out of
-its way (:mod:`server.collector`); the language server's generated code comes
-from :mod:`server.code_cache`.  ``margin lsp`` loads only the protocol and its
+its way (:mod:`server.collector`); the code that attrs, cattrs (the language
+server's protocol) and dataclasses (every command's) generate comes from
+:mod:`server.code_cache`.  ``margin lsp`` loads only the protocol and its
 own options (:mod:`server.lsp.command`), not the rest of the command line: the
 engine loads once ``initialize`` is answered (docs/editors.md, "How it stays fast").
 An error while loading is an internal error (:mod:`server.crash`).
@@ -26,10 +27,10 @@ def main(argv: list[str] | None = None) -> int:
     lsp = args[:1] == ["lsp"]
     try:
         with collector_paused():
-            if lsp:
-                from server import code_cache
+            from server import code_cache
 
-                code_cache.install()
+            code_cache.install(protocol=lsp)
+            if lsp:
                 import server.lsp.app  # noqa: F401 - loaded here so its classes are frozen with the rest
                 from server.lsp import command
             else:
@@ -42,4 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     # them), so young collections can be rare: 6% of `margin check`, and in the server no
     # collection lands on a keystroke.
     gc.set_threshold(100_000, 50, 50)
-    return command.main(args) if lsp else cli.main(argv)
+    if lsp:
+        return command.main(args)  # the language server saves the code cache after its first analysis
+    try:
+        return cli.main(argv)
+    finally:
+        code_cache.save()  # only when this start compiled something the cache lacked (the first after an install)

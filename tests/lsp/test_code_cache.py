@@ -139,3 +139,49 @@ def test_the_language_server_writes_the_cache_and_reuses_it(tmp_path: Path) -> N
     second = subprocess.run(command, cwd=ROOT, input=session, capture_output=True, timeout=120, env=env)
     assert second.returncode == 0 and second.stdout.count(b"Content-Length") == first.stdout.count(b"Content-Length")
     assert (path.stat().st_mtime_ns, path.read_bytes()) == before  # everything came from the cache
+
+
+DATACLASSES = """
+import dataclasses, json, typing
+from server import code_cache
+code_cache.install(protocol=False)
+@dataclasses.dataclass(frozen=True, order=True)
+class Point:
+    x: int
+    tags: "typing.List[str]" = dataclasses.field(default_factory=list, compare=False)
+    z: float = 1.5
+@dataclasses.dataclass(slots=True)
+class Box:
+    items: list = dataclasses.field(default_factory=list)
+a, b, box = Point(1, ["t"]), Point(1, [], 2.0), Box()
+box.items.append(a)
+print(json.dumps({**code_cache.stats, "saved": code_cache.save(),
+                  "facts": [repr(a), repr(box), a < b, a == Point(1), hash(a) == hash(Point(1)),
+                            {k: repr(v) for k, v in Point.__init__.__annotations__.items()},
+                            Point.__init__.__code__.co_filename, repr(Point.__init__.__defaults__)]}))
+"""
+
+
+def test_dataclasses_generated_code_comes_from_the_cache_and_behaves_the_same(tmp_path: Path) -> None:
+    plain = run_python(DATACLASSES, tmp_path / "off", MARGIN_CODE_CACHE="0")
+    first = run_python(DATACLASSES, tmp_path)
+    second = run_python(DATACLASSES, tmp_path)
+    assert plain["hits"] == plain["misses"] == 0 and first["hits"] == 0 and first["misses"] > 10  # type: ignore[operator]
+    assert second["hits"] == first["misses"] and second["misses"] == 0 and second["saved"] is False
+    # the same classes: annotations are objects (this module's `from __future__ import annotations` does not leak)
+    assert first["facts"] == second["facts"] == plain["facts"]
+    assert plain["facts"][5]["x"] == "<class 'int'>"  # type: ignore[index]
+
+
+def test_margin_check_fills_the_cache_once_and_then_only_reads_it(tmp_path: Path) -> None:
+    env = {**os.environ, "MARGIN_CACHE_DIR": str(tmp_path)}
+    command = [sys.executable, "-m", "server", "check", "examples/"]
+    first = subprocess.run(command, cwd=ROOT, capture_output=True, timeout=120, env=env)
+    assert first.returncode == 0, first.stderr
+    (path,) = cache_files(tmp_path)
+    entries = code_cache._read(path)
+    assert len(entries) > 200 and all(code.co_filename == "<string>" for code in entries.values())  # Margin's own
+    before = path.stat().st_mtime_ns
+    second = subprocess.run(command, cwd=ROOT, capture_output=True, timeout=120, env=env)
+    assert (second.returncode, second.stdout) == (first.returncode, first.stdout)
+    assert path.stat().st_mtime_ns == before  # nothing new compiled: nothing written
