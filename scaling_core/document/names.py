@@ -68,12 +68,18 @@ def bare_unit_name(expr: ast.Expr, defined: Callable[[str], bool], registry: Uni
     or a defined name (``<!-- = days -->`` would compute "1 day").  A unit
     beside real values (``bw / s``) stays a unit, as in calc blocks.
     """
-    found = list(nodes(expr))
-    names = [node for node in found if isinstance(node, ast.Name)]
+    names: list[ast.Name] = []
+    number = False
+    for node in nodes(expr):  # one pass (every claim asks; most hold no name at all)
+        kind = type(node)
+        if kind is ast.Name:
+            names.append(node)  # type: ignore[arg-type]
+        elif kind is ast.Number:
+            number = True
     undefined = [node for node in names if not defined(node.name)]
     if not undefined:
         return None
-    grounded = len(undefined) < len(names) or any(isinstance(node, ast.Number) for node in found)
+    grounded = number or len(undefined) < len(names)
     for node in undefined:
         unit = registry.lookup(node.name)
         if unit is None or not (len(node.name) > 1 or node.name in ("s", "h")):

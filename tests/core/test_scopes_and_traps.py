@@ -74,6 +74,12 @@ def test_claims_with_units_after_numbers_and_defined_names_still_work() -> None:
     assert [c.status for c in doc.checks] == ["pass"] * 5
 
 
+def test_a_unit_beside_a_number_alone_stays_a_unit() -> None:
+    doc = analyze("The clock ticks at 2 kHz<!-- = 2000 / s -->, and 4 ticks take 2 ms<!-- = 4 / (2000 / s) -->.\n")
+    assert codes(doc) == []
+    assert [c.status for c in doc.checks] == ["pass", "pass"]
+
+
 def test_a_claim_converting_to_another_dimension_is_an_error() -> None:
     doc = analyze("```calc\nN = 1e9\n```\n\nIt costs 6e9 FLOP<!-- ≈ 6 * N * 1 byte -> s -->.\n")
     assert [d.code for d in doc.diagnostics] == ["U002"]
