@@ -249,7 +249,8 @@ def _answers_end(start: int, end: int, answers: list[tuple[bool, int]], text: st
     """
     depth = 0
     closed_at: int | None = None
-    for opens, offset in answers[bisect.bisect_left(answers, start, key=_offset) :]:
+    for position in range(bisect.bisect_left(answers, start, key=_offset), len(answers)):  # no slice: a copy of
+        opens, offset = answers[position]  # every later answer for each problem was quadratic in a long book
         if offset >= end:
             break
         if closed_at is not None:
