@@ -31,6 +31,7 @@ import marshal
 import os
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import CodeType
 
@@ -65,20 +66,25 @@ def _key(source: object, filename: object, mode: object) -> bytes | None:
     return hashlib.blake2b("\0".join((source, filename, mode)).encode(), digest_size=16).digest()
 
 
-def cached_compile(source: object, filename: object, mode: object, *args: object, **kwargs: object) -> CodeType:
-    """``compile``, answered from the cache when the same source was compiled before."""
-    key = None if args or kwargs else _key(source, filename, mode)
+def _compiled(key: bytes | None, compile_source: Callable[[], CodeType]) -> CodeType:
+    """The code cached under ``key``, else ``compile_source()``'s, kept under ``key`` (None: not cached)."""
     cached = _table.get(key) if key is not None else None
     if cached is not None:
         stats["hits"] += 1
         _used.add(key)  # type: ignore[arg-type]
         return cached
-    code: CodeType = builtins.compile(source, filename, mode, *args, **kwargs)  # type: ignore[call-overload]
+    code = compile_source()
     if key is not None:
         stats["misses"] += 1
         with _lock:
             _table[key] = _added[key] = code
     return code
+
+
+def cached_compile(source: object, filename: object, mode: object, *args: object, **kwargs: object) -> CodeType:
+    """``compile``, answered from the cache when the same source was compiled before."""
+    key = None if args or kwargs else _key(source, filename, mode)
+    return _compiled(key, lambda: builtins.compile(source, filename, mode, *args, **kwargs))  # type: ignore[call-overload]
 
 
 def cached_exec(source: object, globals: dict[str, object] | None = None, locals: object = None, /) -> None:  # noqa: A002
@@ -92,18 +98,10 @@ def cached_exec(source: object, globals: dict[str, object] | None = None, locals
     if globals is None:
         globals = sys._getframe(1).f_globals  # noqa: A001 - exec's own default
     if isinstance(source, str):
-        key = _key(source, "<string>", "exec")
-        code = _table.get(key) if key is not None else None
-        if code is not None:
-            stats["hits"] += 1
-            _used.add(key)  # type: ignore[arg-type]
-        else:
-            code = builtins.compile(source, "<string>", "exec", dont_inherit=True)
-            if key is not None:
-                stats["misses"] += 1
-                with _lock:
-                    _table[key] = _added[key] = code
-        source = code
+        text = source
+        source = _compiled(
+            _key(text, "<string>", "exec"), lambda: builtins.compile(text, "<string>", "exec", dont_inherit=True)
+        )
     builtins.exec(source, globals, locals)  # type: ignore[arg-type]
 
 
