@@ -1,4 +1,4 @@
-"""How Margin uses the cyclic garbage collector: paused while modules load, then frozen.
+"""How Margin uses the cyclic garbage collector (paused while modules load, then frozen), and frees big results.
 
 Start-up of ``margin lsp`` is dominated by defining classes: ``lsprotocol``
 alone defines about a thousand attrs classes.  Those are long-lived objects,
@@ -17,8 +17,13 @@ from __future__ import annotations
 
 import gc
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Protocol
+
+#: Objects freed at a time by :func:`release_in_background`: ~1.5 ms of freeing on a 2-core machine.
+RELEASE_SLICE = 2_000
 
 
 @contextmanager
@@ -58,3 +63,34 @@ def collector_held_for_analysis() -> Iterator[None]:
     finally:
         gc.freeze()
         gc.enable()
+
+
+class HoldsMany(Protocol):
+    """An object that can list what it holds many of (``DocumentAnalysis.held_objects``)."""
+
+    def held_objects(self) -> list[object]:
+        """What the object holds many of, in one list."""
+        ...
+
+
+def release_in_background(box: list[HoldsMany]) -> None:
+    """Free the one object in ``box`` from a thread of its own, what it holds a slice at a time.
+
+    Freeing a 20 MB draft's analysis at once is one uninterrupted cascade of
+    deallocations (~125-160 ms on a 2-core machine, most of it the moved
+    definitions and references) that holds the interpreter lock, so the
+    event loop could not run meanwhile.  Here the thread lists what the
+    object holds, drops the object (its containers go; what they held stays,
+    listed), then drops the list :data:`RELEASE_SLICE` items at a time: the
+    lock can pass to the event loop between slices (measured: the longest
+    wait of a 1 ms timer 144-160 -> 14-19 ms).  Nothing shared is changed:
+    an item something else still holds just loses one reference.  The
+    caller passes its last reference in ``box`` and keeps none.
+    """
+    threading.Thread(target=_release, args=(box,), name="margin-release", daemon=True).start()
+
+
+def _release(box: list[HoldsMany]) -> None:
+    held = box.pop().held_objects()  # the object itself is dropped at the end of this statement
+    while held:
+        del held[-RELEASE_SLICE:]

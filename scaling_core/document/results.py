@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from scaling_core.diagnostics import Diagnostic
+from scaling_core.document.segments import Segments
 from scaling_core.expr.syntax import Expr
 from scaling_core.expr.values import Record, Value
 from scaling_core.records import record
@@ -186,6 +187,24 @@ class DocumentAnalysis:
     suppressions: list[tuple[int, int, frozenset[str] | None]] = field(default_factory=list)
     #: Indexes the editor's queries build once per analysis, by name (``document/lookup.py``); not a result.
     lookups: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
+
+    def held_objects(self) -> list[object]:
+        """What this analysis holds many of, in one flat list, none built on the way (moved parts as recorded).
+
+        For a caller that frees a big analysis a slice at a time: once the
+        analysis is dropped, the list holds the last references to them.
+        """
+        held: list[object] = [*self.exports.values(), *self.bindings, *self.diagnostics, *self.problems]
+        for results in (self.references, self.values, self.checks):
+            if isinstance(results, Segments):
+                for part in results.parts():
+                    if type(part) is list:
+                        held += part
+                    else:
+                        held.append(part)
+            else:
+                held += results
+        return held
 
     def line(self, offset: int) -> int:
         """1-based line of an offset."""

@@ -104,6 +104,10 @@ class Segments(Sequence[T]):
         parts[first:] = [head]
         return head[start - before :]
 
+    def parts(self) -> list[Any]:
+        """The parts as kept, none built: lists of ready items and recorded parts (for releasing a big list)."""
+        return list(self._parts)
+
     def _flat(self) -> list[T]:
         if len(self._parts) == 1 and type(self._parts[0]) is list:
             return self._parts[0]

@@ -68,10 +68,11 @@ def create_server() -> MarginServer:
     @server.feature(SERVER_STATS)
     def server_stats(ls: MarginServer, params: object) -> dict[str, object]:
         """Figures for benchmarks: event-loop lag (when MARGIN_LOOP_MONITOR=1, else null), analyses stopped,
-        handlers' futures held."""
+        replaced analyses freed off the loop, handlers' futures held."""
         return {
             "loop": ls.loop_monitor.stats() if loop_monitor.enabled() else None,
             "analyses_cancelled": ls.state.cancelled,
+            "analyses_released_in_background": ls.state.released_in_background,
             "handler_futures": ls.handler_futures,
         }
 

@@ -1,16 +1,21 @@
-"""Event-loop lag monitoring and the collector pause around module loading."""
+"""Event-loop lag monitoring, the collector pause around module loading, and big results freed off the loop."""
 
 from __future__ import annotations
 
 import asyncio
 import gc
 import sys
+import threading
 import time
+import weakref
 
 import pytest
 from lsprotocol import types
 
-from server.collector import collector_paused
+from scaling_core import DocumentAnalysis, analyze_document
+from scaling_core.document.incremental import RegionCache
+from scaling_core.document.segments import Segments
+from server.collector import collector_paused, release_in_background
 from server.lsp.loop_monitor import LoopMonitor
 from tests.lsp.conftest import RecordingClient, diagnostics, open_document
 
@@ -110,3 +115,40 @@ async def test_a_burst_of_messages_already_read_still_gives_the_loop_turns(monke
     await _samples(monitor, monitor.samples)
     assert len(handled) == 100
     assert monitor.stats()["max_lag_ms"] < 40  # one turn of ~100 ms without the breaks
+
+
+def _analysis_with_moved_parts() -> DocumentAnalysis:
+    """An analysis whose results are partly replayed at new offsets (moved parts not yet built)."""
+    sections = "".join(
+        f"## S{n}\n\n```calc\nx_{n} = {n + 2} * 3\n```\n\nSo `{n + 2} * 3 = {3 * (n + 2)}`.\n\n" for n in range(60)
+    )
+    cache = RegionCache()
+    analyze_document(sections, "moved.md", cache=cache)
+    return analyze_document("Intro.\n\n" + sections, "moved.md", cache=cache)
+
+
+def test_an_analysis_lists_what_it_holds_without_building_moved_parts() -> None:
+    analysis = _analysis_with_moved_parts()
+    assert isinstance(analysis.values, Segments) and any(type(p) is not list for p in analysis.values.parts())
+    parts = analysis.values.parts()
+    held = analysis.held_objects()
+    assert analysis.values.parts() == parts  # nothing was moved into place by listing it
+    ids = {id(item) for item in held}
+    for item in [*analysis.bindings, *analysis.exports.values(), *analysis.diagnostics, *analysis.problems]:
+        assert id(item) in ids
+    for results in (analysis.values, analysis.checks, analysis.references):
+        assert isinstance(results, Segments)
+        assert all(id(p) in ids for p in results.parts() if type(p) is not list)
+
+
+def test_a_released_analysis_is_freed_and_what_others_hold_is_left_whole() -> None:
+    analysis = _analysis_with_moved_parts()
+    kept = analysis.bindings[5]
+    gone = [weakref.ref(b) for b in analysis.bindings if b is not kept]
+    gone.append(weakref.ref(analysis))
+    release_in_background([analysis])
+    del analysis
+    for thread in [t for t in threading.enumerate() if t.name == "margin-release"]:
+        thread.join(timeout=60)
+    assert all(ref() is None for ref in gone)  # freed: the definitions, and the analysis itself
+    assert kept.name == "x_5" and kept.value is not None  # still held here: untouched
