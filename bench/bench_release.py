@@ -21,11 +21,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import shapes  # noqa: E402
-from scaling_core import DocumentAnalysis, analyze_document  # noqa: E402
+from scaling_core import analyze_document  # noqa: E402
 from scaling_core.config import Config  # noqa: E402
 from scaling_core.document.incremental import RegionCache  # noqa: E402
 from scaling_core.text import LineIndex  # noqa: E402
-from server.collector import collector_held_for_analysis, release_in_background  # noqa: E402
+from server.collector import HoldsMany, collector_held_for_analysis, release_in_background  # noqa: E402
 
 
 def longest_wait(free: Callable[[], None]) -> tuple[float, float]:
@@ -53,7 +53,7 @@ def main() -> None:
         text = text[: at + number] + "x" + text[at + number :]
         with collector_held_for_analysis():
             analysis = analyze_document(text, "bench.md", config, cache=cache, index=LineIndex(text))
-        box: list[DocumentAnalysis] = [analysis]
+        box: list[HoldsMany] = [analysis]
         del analysis
         if way == "at once":
             took, wait = longest_wait(box.clear)
@@ -62,8 +62,8 @@ def main() -> None:
         print(f"  {way:9}: freed in {took * 1e3:4.0f} ms; longest wait of a 1 ms timer meanwhile {wait * 1e3:5.1f} ms")
 
 
-def _released(box: list[DocumentAnalysis]) -> None:
-    release_in_background(box)  # type: ignore[arg-type]
+def _released(box: list[HoldsMany]) -> None:
+    release_in_background(box)
     for thread in [t for t in threading.enumerate() if t.name == "margin-release"]:
         thread.join()
 
