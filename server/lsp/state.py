@@ -31,7 +31,7 @@ from scaling_core.document.incremental import RegionCache
 from scaling_core.expr.values import OUT_OF_TIME
 from scaling_core.queries.coverage import FileCoverage, document_coverage
 from server.analysis.runner import AnalysisRunner, runner_for
-from server.collector import collector_held_for_analysis, release_in_background
+from server.collector import HoldsMany, collector_held_for_analysis, release_in_background
 from server.lsp.documents import Document, ImportReaders, OpenDocuments, OpenTexts
 from server.lsp.trusted import Background
 from server.measurements import LiveCache
@@ -303,9 +303,12 @@ class State:
         else:
             self._publish(document, analysis, prepared)
         if previous is not None and len(previous[1].text) >= RELEASE_IN_BACKGROUND_FROM:
-            release_in_background([previous[1]])  # a big draft's: freed off the event loop
+            box: list[HoldsMany] = [previous[1]]  # a big draft's: freed off the loop; the box holds the last reference
+            del previous
+            release_in_background(box)
             self.released_in_background += 1
-        del previous
+        else:
+            del previous
         if self._goes_on(uri, document.version, analysis):
             self.schedule(uri)  # stopped for time: the same version again, from where it stopped
 
