@@ -107,20 +107,38 @@ class TextBuffer:
     in the language server each copy's fresh memory cost ~100 ms of page faults).
     """
 
-    __slots__ = ("_layout", "_text", "length", "lines")
+    __slots__ = ("_layout", "_text", "length", "_lines")
 
     def __init__(self, text: str, lines: Lines | None = None) -> None:
         #: The pieces and where each ends, replaced together (one assignment) when the text is joined.
         self._layout: tuple[tuple[tuple[str, int, int], ...], list[int]] = (((text, 0, len(text)),), [len(text)])
         self._text: str | None = text
         self.length = len(text)
-        self.lines = lines if lines is not None else Lines.of(LineIndex(text).line_starts)
+        #: Found when first read (:attr:`lines`), not here: see there.
+        self._lines = lines
+
+    @property
+    def lines(self) -> Lines:
+        """Where each line starts, found on first read for a version made from a whole text.
+
+        Opening a document makes its first version on the event loop; finding
+        the line starts of a 20 MB draft there held the loop for 150-260 ms.  The
+        language server finds them in the analysis thread instead
+        (:meth:`ready_for_edits`), a slice of the text at a time; an edit that
+        comes first finds them itself, with the same result.
+        """
+        lines = self._lines
+        if lines is None:
+            text = self._text
+            assert text is not None  # only a version made from a whole text starts without its lines
+            lines = self._lines = _lines_of(text)
+        return lines
 
     @classmethod
     def _made(cls, pieces: list[tuple[str, int, int]], lines: Lines) -> TextBuffer:
         buffer = cls.__new__(cls)
         buffer._layout = _layout(pieces)
-        buffer._text, buffer.length, buffer.lines = None, buffer._layout[1][-1], lines
+        buffer._text, buffer.length, buffer._lines = None, buffer._layout[1][-1], lines
         return buffer
 
     @property
@@ -150,13 +168,16 @@ class TextBuffer:
             self._text = text
         return text
 
-    def keep_in_chunks(self) -> None:
-        """Lay a long text that is one string out in strings of :data:`CHUNK` characters (one copy of it).
+    def ready_for_edits(self) -> None:
+        """Find the line starts, and lay a long text that is one string out in strings of :data:`CHUNK`
+        characters (one copy of it).
 
-        The language server calls this off the event loop after a draft's first
-        analysis, so the first keystroke's version joins whole chunks (one copy
-        of the text) instead of slicing the opened text (two).
+        The language server calls this in the analysis thread when a draft is
+        opened, so its first keystroke neither finds every line start on the
+        event loop nor slices the opened text (joining that version then
+        copies whole chunks once, not the text twice).
         """
+        self.lines  # noqa: B018 - found now, off the event loop
         pieces = self._layout[0]
         if len(pieces) == 1 and pieces[0][2] - pieces[0][1] > 2 * CHUNK:
             self._layout = _whole(_chunks(pieces))
@@ -219,6 +240,26 @@ class TextBuffer:
 
 
 _EMPTY = ("", 0, 0)
+#: Characters of text whose line starts are found in one call (~3 ms): finding a 20 MB text's in one call
+#: of ``LineIndex`` held the interpreter lock, and so the event loop, for 80-100 ms at a time (in slices: ~20).
+LINES_SLICE = 1 << 19
+
+
+def _lines_of(text: str) -> Lines:
+    """The :class:`Lines` of ``text``, found a slice at a time (each slice ends after a ``\\n``, so no
+    ``\\r\\n`` is cut in two)."""
+    starts: list[int] = []
+    low, length = 0, len(text)
+    while True:
+        cut = text.find("\n", low + LINES_SLICE) + 1 if low + LINES_SLICE < length else 0
+        high = cut or length
+        found = LineIndex(text[low:high]).line_starts
+        if cut:
+            found.pop()  # the line after the cut starts the next slice
+        starts.extend([low + start for start in found] if low else found)
+        if not cut:
+            return Lines.of(starts)
+        low = high
 
 
 def _layout(pieces: list[tuple[str, int, int]]) -> tuple[tuple[tuple[str, int, int], ...], list[int]]:
@@ -279,8 +320,11 @@ class BufferIndex(LineIndex):
 
     def __init__(self, buffer: TextBuffer) -> None:  # no LineIndex.__init__: the buffer has the line starts
         self.buffer = buffer
-        self._lines = buffer.lines
         self.has_cr = True  # not known without reading the whole text: line ends are always looked at
+
+    @property
+    def _lines(self) -> Lines:
+        return self.buffer.lines  # found on first read (``TextBuffer.lines``)
 
     @property
     def text(self) -> str:  # type: ignore[override]

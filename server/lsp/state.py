@@ -168,6 +168,7 @@ class State:
         context = ImportContext(self.loader, trusted=self.background_code(), memo=self.import_memo,
                                 measurements=self.measurements, share=self.readers.is_read(document.path))  # fmt: skip
         context.loaded, context.checked = self.readers.answers(self.documents, self.loader)
+        document.buffer.ready_for_edits()  # here, off the event loop (a no-op after the first version)
         try:
             self._inject_fault(document)
             with collector_held_for_analysis():
@@ -179,7 +180,6 @@ class State:
             self.cancelled += 1
             return None
         self.readers.record(uri, context.read())
-        document.buffer.keep_in_chunks()  # here, off the event loop: the next keystroke then copies the text once
         return analysis
 
     def importers_of(self, uri: str) -> list[str]:

@@ -38,10 +38,12 @@ def test_edits_give_the_text_and_lines_of_a_plain_string(
     start: str, edits: list[tuple[float, int, str]], joins: list[bool]
 ) -> None:
     # Small blocks and chunks: edits cross them; the text is joined (re-chunked) between some edits.
-    saved = buffer_module.BLOCK, buffer_module.CHUNK, buffer_module._SMALL
-    buffer_module.BLOCK, buffer_module.CHUNK, buffer_module._SMALL = 3, 4, 2
+    saved = buffer_module.BLOCK, buffer_module.CHUNK, buffer_module._SMALL, buffer_module.LINES_SLICE
+    buffer_module.BLOCK, buffer_module.CHUNK, buffer_module._SMALL, buffer_module.LINES_SLICE = 3, 4, 2, 3
     try:
         buffer, text = TextBuffer(start), start
+        if joins[-1]:
+            buffer.ready_for_edits()  # as the server does when it opens a draft (else the first edit finds the lines)
         for (where, remove, insert), join in zip(edits, joins):
             at = int(where * len(text))
             end = min(len(text), at + remove)
@@ -52,7 +54,26 @@ def test_edits_give_the_text_and_lines_of_a_plain_string(
                 assert buffer.text == text and buffer.slice(0, len(text)) == text
         same(buffer, text)
     finally:
-        buffer_module.BLOCK, buffer_module.CHUNK, buffer_module._SMALL = saved
+        buffer_module.BLOCK, buffer_module.CHUNK, buffer_module._SMALL, buffer_module.LINES_SLICE = saved
+
+
+@settings(max_examples=EXAMPLES or 200, deadline=None)
+@given(TEXTS, st.integers(1, 8))
+def test_an_opened_text_has_the_lines_of_a_fresh_index_whatever_the_slices(text: str, slice_size: int) -> None:
+    saved = buffer_module.LINES_SLICE
+    buffer_module.LINES_SLICE = slice_size  # its line starts are found a slice at a time
+    try:
+        same(TextBuffer(text), text)
+    finally:
+        buffer_module.LINES_SLICE = saved
+
+
+def test_opening_a_draft_leaves_its_line_starts_to_be_found_off_the_event_loop() -> None:
+    opened = Document("file:///draft.md", 1, "a\nb\r\nc\n")
+    assert opened.buffer._lines is None  # did_open makes this version on the event loop: nothing found there
+    opened.buffer.ready_for_edits()  # the analysis thread, before the first analysis
+    assert opened.buffer._lines is not None
+    assert opened.index.line_starts == [0, 2, 5, 7]
 
 
 def test_an_edit_leaves_the_version_before_it_as_it_was() -> None:
@@ -82,6 +103,7 @@ def test_an_edit_after_the_text_was_joined_copies_only_what_it_touches() -> None
 
     buffer = TextBuffer("line of text\n" * 800_000)  # ~10 MB, joined
     assert buffer.joined
+    assert buffer.lines.count == 800_001  # found before any edit, as the server does (``ready_for_edits``)
     tracemalloc.start()
     try:
         edited = buffer.replaced(400_000 * 13 + 4, 400_000 * 13 + 4, "x")
@@ -123,11 +145,11 @@ def test_joining_a_version_after_a_joined_one_copies_the_text_once() -> None:
 def test_an_opened_text_laid_out_in_chunks_is_copied_once_by_the_first_keystroke() -> None:
     size = 13 * 800_000
     opened = TextBuffer("line of text\n" * 800_000)
-    opened.keep_in_chunks()  # what the server does after the first analysis, off the event loop
+    opened.ready_for_edits()  # what the server does when a draft is opened, off the event loop
     assert opened.joined and opened.piece_count >= size // buffer_module.CHUNK
     text, peak = _joined_with_peak(opened.replaced(4, 4, "x"))
     assert text == "linex of text\n" + "line of text\n" * 799_999
     assert peak < 1.2 * (size + 1)
     short = TextBuffer("a\nb\n")
-    short.keep_in_chunks()
+    short.ready_for_edits()
     assert short.piece_count == 1  # a short text stays one string
