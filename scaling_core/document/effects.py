@@ -24,7 +24,7 @@ from scaling_core.document.regions import ChunkScan, ClaimRegion, Region
 from scaling_core.document.results import Binding, CheckResult, CheckStatus, Reference, ValueResult
 from scaling_core.document.segments import Segments
 from scaling_core.document.shift import (
-    move_binding,
+    move_bindings,
     move_check,
     move_reference,
     move_value,
@@ -202,7 +202,7 @@ class Results:
                 self.references.extend(references)
         else:
             if delta and bindings:
-                bindings = tuple([move_binding(delta, b) for b in bindings])
+                bindings = move_bindings(delta, bindings)
             if references:
                 resolved = [bindings[owner] if owner is not None else resolve(reference.name)
                             for reference, owner in zip(references, effects.owners)]  # fmt: skip
@@ -245,7 +245,7 @@ class Results:
 def moved_effects(effects: Effects, delta: int) -> Effects:
     """``effects`` as recorded ``delta`` further on, every item moved now: effects replayed from there again move
     nothing (a run above an edit lies where it was replayed last, not where it was recorded)."""
-    bindings = tuple([move_binding(delta, binding) for binding in effects.bindings])
+    bindings = move_bindings(delta, effects.bindings)
     owners = effects.owners
     references = tuple([move_reference(delta, (r, bindings[owner] if owner is not None else r.binding))
                         for r, owner in zip(effects.references, owners)])  # fmt: skip
