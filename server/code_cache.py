@@ -25,7 +25,6 @@ runs, so it is written only by this user (mode 0600).
 from __future__ import annotations
 
 import builtins
-import hashlib
 import importlib.util
 import marshal
 import os
@@ -33,6 +32,11 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+
+try:  # hashlib's own BLAKE2, without loading OpenSSL as ``import hashlib`` does (~4 ms of every start)
+    from _blake2 import blake2b
+except ImportError:  # an interpreter without the module: hashlib has BLAKE2 from OpenSSL then
+    from hashlib import blake2b
 from types import CodeType
 
 _HEADER = b"margin-code-cache\0" + importlib.util.MAGIC_NUMBER
@@ -63,7 +67,7 @@ def cache_file() -> Path | None:
 def _key(source: object, filename: object, mode: object) -> bytes | None:
     if not isinstance(source, str) or not isinstance(filename, str) or not isinstance(mode, str):
         return None
-    return hashlib.blake2b("\0".join((source, filename, mode)).encode(), digest_size=16).digest()
+    return blake2b("\0".join((source, filename, mode)).encode(), digest_size=16).digest()
 
 
 def _compiled(key: bytes | None, compile_source: Callable[[], CodeType]) -> CodeType:
