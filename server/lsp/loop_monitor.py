@@ -56,6 +56,10 @@ class LoopMonitor:
         self.samples += 1
         self.max_lag_ms = max(self.max_lag_ms, lag_ms)
 
+    def reset(self) -> None:
+        """Start the figures over (a benchmark's next phase: typing after opening a long draft)."""
+        self.counts, self.samples, self.max_lag_ms = {}, 0, 0.0
+
     def stats(self) -> dict[str, float | int]:
         """Samples taken, the largest lag and the 99th percentile (to a tenth), in milliseconds."""
         if not self.samples:

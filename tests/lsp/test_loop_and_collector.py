@@ -18,6 +18,7 @@ from scaling_core.document.segments import Segments
 from server.collector import collector_paused, release_in_background
 from server.lsp.loop_monitor import LoopMonitor
 from tests.lsp.conftest import RecordingClient, diagnostics, open_document
+from tests.lsp.test_faults import RawServer
 
 
 async def _samples(monitor: LoopMonitor, more_than: int) -> None:
@@ -43,6 +44,33 @@ def test_the_lag_percentile_reads_the_histogram() -> None:
         monitor.record(lag)
     assert monitor.stats() == {"samples": 100, "max_lag_ms": 81.5, "p99_lag_ms": 3.2}
     assert len(monitor.counts) == 3  # memory by distinct tenth, not by sample
+
+
+def test_the_lag_figures_start_over_when_reset() -> None:
+    monitor = LoopMonitor()
+    for lag in (0.5, 120.0):
+        monitor.record(lag)
+    monitor.reset()
+    monitor.record(0.25)
+    assert monitor.stats() == {"samples": 1, "max_lag_ms": 0.25, "p99_lag_ms": 0.2}
+
+
+def test_server_stats_can_start_the_lag_figures_over() -> None:
+    # The benchmark reads the lag of opening a long draft, then of typing in it, apart.
+    server = RawServer(env={"MARGIN_LOOP_MONITOR": "1"})
+    try:
+        server.initialize()
+        while (stats := server.call("margin/serverStats", {})["result"])["loop"]["samples"] < 200:
+            pass  # one request after another until the monitor has a second of samples
+        read = server.call("margin/serverStats", {"resetLoop": True})["result"]["loop"]
+        assert read["samples"] >= stats["loop"]["samples"]  # the figures until now, then they start over
+        after = server.call("margin/serverStats", {})["result"]["loop"]
+        assert after["samples"] < read["samples"]
+        unchanged = server.call("margin/serverStats", {"resetLoop": False})["result"]["loop"]
+        assert unchanged["samples"] >= after["samples"]
+    finally:
+        server.process.kill()
+        server.process.wait()
 
 
 def test_collector_is_paused_inside_and_new_modules_are_frozen() -> None:
