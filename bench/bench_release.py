@@ -25,7 +25,7 @@ from scaling_core import analyze_document  # noqa: E402
 from scaling_core.config import Config  # noqa: E402
 from scaling_core.document.incremental import RegionCache  # noqa: E402
 from scaling_core.text import LineIndex  # noqa: E402
-from server.collector import HoldsMany, collector_held_for_analysis, release_in_background  # noqa: E402
+from server.collector import collector_held_for_analysis, release_in_background  # noqa: E402
 
 
 def longest_wait(free: Callable[[], None]) -> tuple[float, float]:
@@ -53,7 +53,7 @@ def main() -> None:
         text = text[: at + number] + "x" + text[at + number :]
         with collector_held_for_analysis():
             analysis = analyze_document(text, "bench.md", config, cache=cache, index=LineIndex(text))
-        box: list[HoldsMany] = [analysis]
+        box: list[object] = [analysis]
         del analysis
         if way == "at once":
             took, wait = longest_wait(box.clear)
@@ -62,7 +62,7 @@ def main() -> None:
         print(f"  {way:9}: freed in {took * 1e3:4.0f} ms; longest wait of a 1 ms timer meanwhile {wait * 1e3:5.1f} ms")
 
 
-def _released(box: list[HoldsMany]) -> None:
+def _released(box: list[object]) -> None:
     release_in_background(box)
     for thread in [t for t in threading.enumerate() if t.name == "margin-release"]:
         thread.join()

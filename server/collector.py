@@ -73,24 +73,55 @@ class HoldsMany(Protocol):
         ...
 
 
-def release_in_background(box: list[HoldsMany]) -> None:
-    """Free the one object in ``box`` from a thread of its own, what it holds a slice at a time.
+#: How deep :func:`release_in_background` walks into what lists nothing itself (a region cache: its
+#: tables, their runs and stretches, each run's steps); what lies deeper is freed with its holder.
+RELEASE_DEPTH = 3
+#: A list, tuple, dict or set this long or longer is walked into at any depth (a run's steps, a scan's regions).
+RELEASE_WIDE = 16
+_CONTAINERS = (list, tuple, dict, set, frozenset)
+
+
+def release_in_background(box: list[object]) -> None:
+    """Free the one object in ``box`` from a thread of its own, a little at a time.
 
     Freeing a 20 MB draft's analysis at once is one uninterrupted cascade of
     deallocations (~125-160 ms on a 2-core machine, most of it the moved
     definitions and references) that holds the interpreter lock, so the
-    event loop could not run meanwhile.  Here the thread lists what the
-    object holds, drops the object (its containers go; what they held stays,
-    listed), then drops the list :data:`RELEASE_SLICE` items at a time: the
-    lock can pass to the event loop between slices (``bench/bench_release.py``,
-    20 MB: the longest wait of a 1 ms timer 140-169 -> 28-32 ms).  Nothing shared is changed:
-    an item something else still holds just loses one reference.  The
-    caller passes its last reference in ``box`` and keeps none.
+    event loop could not run meanwhile; its region cache takes longer still
+    (both at once, when the draft is closed: ~0.9 s on that machine).  Here
+    the thread takes the object apart before dropping it, so that each
+    deallocation is small and the lock can pass to the event loop between
+    them: an object that lists what it holds (:class:`HoldsMany`: an
+    analysis) has that list dropped :data:`RELEASE_SLICE` items at a time
+    (``bench/bench_release.py``, 20 MB: the longest wait of a 1 ms timer
+    140-169 -> 28-32 ms); anything else is walked through its references
+    (``gc.get_referents``) to :data:`RELEASE_DEPTH`, and through long
+    containers at any depth, each part dropped after what it holds was
+    taken out of it (a closed 20 MB draft's analysis and region cache:
+    ~0.7 M objects, ~1.5 s of the thread, longest wait ~50 ms).  Nothing
+    shared is changed: an object something else still holds is only let go
+    of, never walked into.  The caller passes its last reference in
+    ``box`` and keeps none.
     """
     threading.Thread(target=_release, args=(box,), name="margin-release", daemon=True).start()
 
 
-def _release(box: list[HoldsMany]) -> None:
-    held = box.pop().held_objects()  # the object itself is dropped at the end of this statement
-    while held:
-        del held[-RELEASE_SLICE:]
+def _release(box: list[object]) -> None:
+    work: list[tuple[object, int]] = [(box.pop(), 0)]
+    while work:
+        item, depth = work.pop()
+        if sys.getrefcount(item) > 2:  # ``item`` and the argument: someone else holds it, dropping it frees nothing
+            continue
+        lister = getattr(item, "held_objects", None)
+        if lister is not None:
+            held: list[object] = lister()
+            del lister, item  # the object goes: its containers are freed, what they held stays listed
+            while held:
+                del held[-RELEASE_SLICE:]
+            continue
+        if type(item) in _CONTAINERS:
+            if depth < RELEASE_DEPTH or len(item) >= RELEASE_WIDE:  # type: ignore[arg-type]
+                work += [(part, depth + 1) for part in gc.get_referents(item)]
+        elif depth < RELEASE_DEPTH and gc.is_tracked(item):
+            work += [(part, depth + 1) for part in gc.get_referents(item)]
+        del item  # freed now: what it held was taken out first (or is small)

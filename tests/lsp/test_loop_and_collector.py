@@ -13,6 +13,7 @@ import pytest
 from lsprotocol import types
 
 from scaling_core import DocumentAnalysis, analyze_document
+from scaling_core.document.effects import Effects
 from scaling_core.document.incremental import RegionCache
 from scaling_core.document.segments import Segments
 from server.collector import collector_paused, release_in_background
@@ -180,3 +181,45 @@ def test_a_released_analysis_is_freed_and_what_others_hold_is_left_whole() -> No
         thread.join(timeout=60)
     assert all(ref() is None for ref in gone)  # freed: the definitions, and the analysis itself
     assert kept.name == "x_5" and kept.value is not None  # still held here: untouched
+
+
+def test_a_released_region_cache_is_freed_and_what_others_hold_is_left_whole() -> None:
+    # A region cache lists nothing itself: the release walks it (its tables, their runs, each run's steps).
+    sections = "".join(
+        f"## S{n}\n\n```calc\nx_{n} = {n + 2} * 3\n```\n\nSo `{n + 2} * 3 = {3 * (n + 2)}`.\n\n" for n in range(60)
+    )
+    cache = RegionCache()
+    analysis = analyze_document(sections, "cache.md", cache=cache)
+    kept = analysis.bindings[7]  # the cache's records hold this definition too
+    recorded = [
+        b for run in cache._runs.values() for step in run.steps if isinstance(step, Effects) for b in step.bindings
+    ]
+    assert len(recorded) >= 50 and any(b is kept for b in recorded)
+    gone = [weakref.ref(cache), *(weakref.ref(b) for b in recorded if b is not kept)]
+    del recorded, analysis
+    release_in_background([cache])
+    del cache
+    _join_release_threads()
+    assert all(ref() is None for ref in gone)  # freed: the cache and the definitions its runs recorded
+    assert kept.name == "x_7" and kept.value is not None and kept.span.start > 0  # still held here: untouched
+
+
+class _Node:
+    def __init__(self, parts: list[_Node]) -> None:
+        self.parts = parts
+
+
+def _join_release_threads() -> None:
+    for thread in [t for t in threading.enumerate() if t.name == "margin-release"]:
+        thread.join(timeout=60)
+
+
+def test_a_release_frees_what_it_alone_holds_and_leaves_the_rest_whole() -> None:
+    shared = _Node([_Node([]) for _ in range(40)])  # held by the test too: let go of, never taken apart
+    alone = _Node([_Node([_Node([])]) for _ in range(40)])
+    gone = [weakref.ref(alone), *(weakref.ref(node) for node in alone.parts)]
+    release_in_background([_Node([shared, alone])])
+    del alone
+    _join_release_threads()
+    assert all(ref() is None for ref in gone)
+    assert len(shared.parts) == 40 and all(node.parts == [] for node in shared.parts)
