@@ -20,7 +20,6 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Protocol
 
 #: Objects freed at a time by :func:`release_in_background`: ~1.5 ms of freeing on a 2-core machine.
 RELEASE_SLICE = 2_000
@@ -65,14 +64,6 @@ def collector_held_for_analysis() -> Iterator[None]:
         gc.enable()
 
 
-class HoldsMany(Protocol):
-    """An object that can list what it holds many of (``DocumentAnalysis.held_objects``)."""
-
-    def held_objects(self) -> list[object]:
-        """What the object holds many of, in one list."""
-        ...
-
-
 #: How deep :func:`release_in_background` walks into what lists nothing itself (a region cache: its
 #: tables, their runs and stretches, each run's steps); what lies deeper is freed with its holder.
 RELEASE_DEPTH = 3
@@ -88,11 +79,11 @@ def release_in_background(box: list[object]) -> None:
     deallocations (~125-160 ms on a 2-core machine, most of it the moved
     definitions and references) that holds the interpreter lock, so the
     event loop could not run meanwhile; its region cache takes longer still
-    (both at once, when the draft is closed: ~0.9 s on that machine).  Here
+    (both at once, when the draft was closed: 0.63-0.68 s on that machine).  Here
     the thread takes the object apart before dropping it, so that each
     deallocation is small and the lock can pass to the event loop between
-    them: an object that lists what it holds (:class:`HoldsMany`: an
-    analysis) has that list dropped :data:`RELEASE_SLICE` items at a time
+    them: an object that lists what it holds (a ``held_objects()`` method:
+    ``DocumentAnalysis.held_objects``) has that list dropped :data:`RELEASE_SLICE` items at a time
     (``bench/bench_release.py``, 20 MB: the longest wait of a 1 ms timer
     140-169 -> 28-32 ms); anything else is walked through its references
     (``gc.get_referents``) to :data:`RELEASE_DEPTH`, and through long
