@@ -20,8 +20,17 @@ did (``stretches.py``), so what its steps add up to is known once gathered:
 
 A claim that waits for a name the stretch does not define (or one whose
 recorded resolution does not fit) is deferred as in a run's replay; the
-effects before and after it form separate pieces.  Only stretches that stay
-in one scope and import nothing are gathered (others are replayed run by run).
+effects before and after it form separate pieces.  Stretches that import
+something are replayed run by run.
+
+A stretch that crosses problems (it starts at the top level, ``stretches.py``)
+is gathered too, one piece per scope it enters, with the scope changes between
+them (:class:`Enter`): a reference resolves as the scope would resolve it
+there, to a definition of the stretch in the problem's own scope, then at the
+top level, else to a name looked up at the top level where the stretch starts.
+Its waiting claims are all deferred, as in a run's replay (a problem's are
+resolved when it ends).  It is replayed gathered only while its chunks fall
+into the same problems as when gathered (:func:`scope_signature`).
 """
 
 from __future__ import annotations
@@ -90,13 +99,27 @@ class Deferral:
 
 
 @dataclass(slots=True, eq=False)
+class Enter:
+    """A stretch that crosses problems enters the scope of its chunk ``run``'s scope ``position`` (as replayed)."""
+
+    run: int
+    position: int
+
+
+#: A stretch's chunks' scopes (``Driver.scopes``), in order (None: a chunk with nothing checked).
+Plans = Sequence["Sequence[tuple[Any, int, int]] | None"]
+
+
+@dataclass(slots=True, eq=False)
 class Gathered:
     """A stretch's steps as pieces (see the module docstring), gathered where its first chunk started then."""
 
     start: int
-    parts: list[Piece | Deferral]
+    parts: list[Piece | Deferral | Enter]
     #: The names its references read where it starts (a definition it makes is a ``Target`` by position).
     outside: tuple[str, ...]
+    #: For a stretch that crosses problems, which problem each scope of its chunks was (``scope_signature``).
+    scopes: tuple[Any, ...] | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -124,46 +147,112 @@ class _Candidate:
     below: dict[str, int] = field(default_factory=dict)
 
 
-def gather(runs: Sequence[Any], chunks: Sequence[tuple[int, ChunkScan]], stamps: dict[str, Any]) -> Gathered | None:
+def gather(
+    runs: Sequence[Any], chunks: Sequence[tuple[int, ChunkScan]], stamps: dict[str, Any], plans: Plans | None = None
+) -> Gathered | None:
     """The pieces of a stretch's ``runs`` over ``chunks`` (where they start now; ``stamps``: what each name the
-    stretch mentions meant at its start, as its inputs hold it), or None if it crosses scopes or imports."""
-    settled = _settled(runs, stamps)
+    stretch mentions meant at its start, as its inputs hold it), or None if it imports, or crosses scopes without
+    ``plans`` (each chunk's scopes, for a stretch that crosses problems)."""
+    settled = _settled(runs, stamps) if plans is None else ({} if _imports_nothing(runs) else None)
     if settled is None:
         return None
-    parts: list[Piece | Deferral] = []
+    parts: list[Piece | Deferral | Enter] = []
     piece = Piece()
-    defined: dict[str, int] = {}  # name -> position of its latest definition in the stretch
+    names = _Definitions()
     count = 0
     for number, run in enumerate(runs):
         if run is None:
             continue
         start, scan = chunks[number]
         delta = start - run.chunk_start
+        if plans is not None and names.enters(plans, number, 0):
+            piece = _next_piece(parts, piece, Enter(number, 0))
         for step in run.steps:
+            if type(step) is tuple:  # the chunk's next scope (only with plans: ``_settled`` refuses it)
+                if plans is not None and names.enters(plans, number, -step[0]):
+                    piece = _next_piece(parts, piece, Enter(number, -step[0]))
+                continue
             if type(step) is Waiting:
                 found = settled.get(id(step))
                 if found is None:
-                    piece.seal()
-                    parts += [piece, Deferral(number, step)]
-                    piece = Piece()
+                    piece = _next_piece(parts, piece, Deferral(number, step))
                     continue
-                names, resolution = found
+                claim_names, resolution = found
                 region_start = start + region_bounds(scan.regions[step.number])[0]
                 if piece.settled is None:
                     piece.settled = Piece()
                 piece.settled.add(resolution, region_start - resolution.start,
-                                  [names.get(r.name, r.name) for r in resolution.references])  # fmt: skip
+                                  [claim_names.get(r.name, r.name) for r in resolution.references])  # fmt: skip
                 continue
             assert isinstance(step, Effects)
-            piece.add(step, delta, [count + owner if owner is not None else defined.get(r.name, r.name)
+            piece.add(step, delta, [count + owner if owner is not None else names.target(r.name)
                                     for r, owner in zip(step.references, step.owners)])  # fmt: skip
             for binding in step.bindings:
-                defined[binding.name] = count
+                names.define(binding.name, count)
                 count += 1
     piece.seal()
     parts.append(piece)
     outside = {name for part in parts if isinstance(part, Piece) for name in _names_read(part)}
-    return Gathered(chunks[0][0], parts, tuple(sorted(outside)))
+    signature = scope_signature(plans) if plans is not None else None
+    return Gathered(chunks[0][0], parts, tuple(sorted(outside)), signature)
+
+
+def _next_piece(parts: list[Piece | Deferral | Enter], piece: Piece, between: Deferral | Enter) -> Piece:
+    """Close ``piece`` before ``between`` (a deferred claim or a scope change): the piece that follows."""
+    piece.seal()
+    parts += [piece, between]
+    return Piece()
+
+
+class _Definitions:
+    """The stretch's definitions so far (their positions), as a reference where the gathering is would see them."""
+
+    __slots__ = ("top", "local", "problem")
+
+    def __init__(self) -> None:
+        self.top: dict[str, int] = {}
+        #: The current problem's own definitions (None at the top level), and the problem (as planned).
+        self.local: dict[str, int] | None = None
+        self.problem: Any = None
+
+    def enters(self, plans: Plans, run: int, position: int) -> bool:
+        """Whether chunk ``run``'s scope ``position`` is another scope than the current one (then entered)."""
+        scopes = plans[run]
+        assert scopes is not None
+        problem = scopes[position][0]
+        if problem is self.problem:
+            return False
+        self.problem, self.local = problem, ({} if problem is not None else None)
+        return True
+
+    def target(self, name: str) -> Target:
+        """A reference's target: a definition of the stretch (local scope, then top level), else the name."""
+        local = self.local
+        if local is not None and (found := local.get(name)) is not None:
+            return found
+        return self.top.get(name, name)
+
+    def define(self, name: str, at: int) -> None:
+        """The stretch's definition number ``at`` of ``name``, in the current scope."""
+        (self.local if self.local is not None else self.top)[name] = at
+
+
+def scope_signature(plans: Plans) -> tuple[Any, ...]:
+    """Which problem each scope of each chunk is in, numbered in order of appearance (-1: the top level): a
+    stretch gathered over some chunks is replayed gathered only over chunks that give the same signature."""
+    numbers: dict[int, int] = {}
+    found: list[Any] = []
+    for scopes in plans:
+        if scopes is None:
+            found.append(None)
+            continue
+        found.append(tuple([numbers.setdefault(id(p), len(numbers)) if p is not None else -1 for p, _, _ in scopes]))
+    return tuple(found)
+
+
+def _imports_nothing(runs: Sequence[Any]) -> bool:
+    """Whether none of the runs' steps imports a file."""
+    return not any(isinstance(step, Effects) and step.imports for run in runs if run is not None for step in run.steps)
 
 
 def _settled(runs: Sequence[Any], stamps: dict[str, Any]) -> dict[int, tuple[dict[str, int], Effects]] | None:
@@ -231,8 +320,11 @@ def _names_read(piece: Piece) -> list[str]:
     return found
 
 
-def replay_gathered(driver: Driver, gathered: Gathered, chunks: Sequence[tuple[int, ChunkScan]]) -> None:
-    """Add what the stretch adds, its first chunk now starting at ``chunks[0][0]`` (its scope entered)."""
+def replay_gathered(
+    driver: Driver, gathered: Gathered, chunks: Sequence[tuple[int, ChunkScan]], plans: Plans | None = None
+) -> None:
+    """Add what the stretch adds, its first chunk now starting at ``chunks[0][0]`` (its scope entered; ``plans``:
+    its chunks' scopes, for a stretch that crosses problems)."""
     interpreter, forward = driver.interpreter, driver.forward
     delta = chunks[0][0] - gathered.start
     scope = interpreter.scope
@@ -243,6 +335,11 @@ def replay_gathered(driver: Driver, gathered: Gathered, chunks: Sequence[tuple[i
         if isinstance(part, Deferral):
             start, scan = chunks[part.run]
             forward.defer(scan.regions[part.step.number], part.step.key, scope, start, part.step)
+            continue
+        if isinstance(part, Enter):
+            assert plans is not None
+            driver.enter(plans[part.run][part.position][0])  # type: ignore[index]
+            in_problem = driver.current is not None
             continue
         first = len(placed)
         _add(interpreter, part, delta, placed, outside)

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scaling_core.document.effects import region_bounds
-from scaling_core.document.gathered import Gathered, gather, replay_gathered
+from scaling_core.document.gathered import Gathered, gather, replay_gathered, scope_signature
 from scaling_core.document.incremental import inputs_for
 from scaling_core.document.regions import ChunkScan, ProblemRegion
 
@@ -272,9 +272,9 @@ def replay_stretch(driver: Driver, chunks: list[tuple[int, ChunkScan]], index: i
     if inputs_for(stretch.names, scope.local, scope.top_level, scope.records) != stretch.inputs:
         return 0
     driver.poll(stretch.regions if whole else sum(len(scan.regions) for scan in stretch.scans[:count]))
-    gathered = _gathered(stretch, chunks, index) if whole and not stretch.multi else None
+    gathered = _gathered(stretch, chunks, index, plans) if whole else None
     if gathered is not None:
-        replay_gathered(driver, gathered, chunks[index : index + count])
+        replay_gathered(driver, gathered, chunks[index : index + count], plans)
     else:
         for number, run in enumerate(runs):
             if run is None:
@@ -301,15 +301,26 @@ def replay_stretch(driver: Driver, chunks: list[tuple[int, ChunkScan]], index: i
     return count
 
 
-def _gathered(stretch: Stretch, chunks: list[tuple[int, ChunkScan]], index: int) -> Gathered | None:
+def _gathered(
+    stretch: Stretch, chunks: list[tuple[int, ChunkScan]], index: int, plans: list[Scopes | None] | None
+) -> Gathered | None:
     """The stretch's runs gathered, or None if they cannot be, or not yet: a stretch is gathered on its second
-    whole replay (gathering costs about a replay; typing merges new stretches that last one keystroke)."""
+    whole replay (gathering costs about a replay; typing merges new stretches that last one keystroke).  One that
+    crosses problems (``plans``: its chunks' scopes now) is gathered again when its chunks fall into other problems."""
     if stretch.gathered is None:
         stretch.gathered = True
     elif stretch.gathered is True:
         stamps = {entry[0]: entry[1] for entry in stretch.inputs}
-        stretch.gathered = gather(stretch.runs, chunks[index : index + len(stretch.scans)], stamps) or False
-    return stretch.gathered if isinstance(stretch.gathered, Gathered) else None
+        made = gather(stretch.runs, chunks[index : index + len(stretch.scans)], stamps, plans)
+        stretch.gathered = made if made is not None else False
+        return made
+    gathered = stretch.gathered
+    if not isinstance(gathered, Gathered):
+        return None
+    if plans is not None and gathered.scopes != scope_signature(plans):
+        stretch.gathered = True  # replayed run by run this time, gathered again on the next whole replay
+        return None
+    return gathered
 
 
 def scopes_as_recorded(

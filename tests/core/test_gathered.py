@@ -10,7 +10,7 @@ included), and that the gathered path was taken.
 from __future__ import annotations
 
 from scaling_core import analyze_document
-from scaling_core.document.gathered import Deferral, Gathered, Piece
+from scaling_core.document.gathered import Deferral, Enter, Gathered, Piece, scope_signature
 from scaling_core.document.incremental import RegionCache
 from tests.core.test_forward_reuse import forward_draft
 from tests.core.test_incremental import observable
@@ -86,3 +86,52 @@ def test_definitions_moved_once_stay_where_they_are_for_the_next_replays() -> No
     assert observable(analyze_document(versions[-1], "draft.md", cache=cache)) == observable(
         analyze_document(versions[-1], "draft.md")
     )
+
+
+def problems_draft(sections: int) -> str:
+    """Top-level blocks with a problem after each: problems read the top level's names, define their own (one
+    shadows a top-level name), and state a claim before the block that derives it; prose after each problem
+    reads a name only the problem defined (unknown there: the top level never saw it)."""
+    parts = ["# Problems between sections\n\nIntro text to type in.\n\n"]
+    for i in range(sections):
+        b = 64 * (i % 8 + 1)
+        parts.append(
+            f"## Section {i}\n\n```calc\nB_{i} = {b}\nD = 8192\n```\n\n"
+            f"**Problem {i}:** how long does batch {b} take?\n\n"
+            f"It takes {2 * b * 8192 * 8192 / 197e12 * 1e6:.3g} µs<!-- ≈ t_{i} -->.\n\n"
+            f"```calc\nD = 4096\nt_{i} = 2 * B_{i} * 8192 * 8192 / tpu_v5e.flops_bf16 -> us\n"
+            f"d_{i} = D * 2\nd_{i} = 8192\n```\n\n"
+            f"**Answer:** about the same.\n\n## After {i}\n\nThe width is 8192<!-- = D --> and `t_{i} = 1 us`.\n\n"
+        )
+    return "".join(parts)
+
+
+def test_a_stretch_that_crosses_problems_is_gathered_with_its_scope_changes() -> None:
+    text = problems_draft(12)
+    cache = RegionCache()
+    versions = [text, text, *typed(text, "Intro text", 5)]
+    analysed(versions, cache)  # every version as a full analysis reads it
+    crossing = [s for s in cache._stretches.values() if s.multi and isinstance(s.gathered, Gathered)]
+    assert crossing, "no stretch that crosses problems was gathered"
+    parts = [part for s in crossing for part in s.gathered.parts]  # type: ignore[union-attr]
+    assert sum(isinstance(part, Enter) for part in parts) >= 2 * 10  # into each problem, and out of it
+    assert any(isinstance(part, Deferral) for part in parts)  # the problems' claims wait, as in a run's replay
+
+
+def test_a_crossing_stretch_whose_chunks_fall_into_other_problems_is_replayed_run_by_run() -> None:
+    text = problems_draft(8)
+    cache = RegionCache()
+    analysed([text, text, *typed(text, "Intro text", 3)], cache)
+    crossing = [s for s in cache._stretches.values() if s.multi and isinstance(s.gathered, Gathered)]
+    assert crossing
+    for stretch in crossing:  # as if its chunks now fell into other problems than when gathered
+        stretch.gathered.scopes = ("other problems",)  # type: ignore[union-attr]
+    analysed(typed(typed(text, "Intro text", 3)[-1], "Intro textxxx", 1), cache)
+    assert all(s.gathered is True for s in crossing)  # replayed run by run, gathered again on the next replay
+
+
+def test_scope_signature_numbers_problems_by_object_not_by_name() -> None:
+    first, second = object(), object()
+    plans = [[(None, 0, 2), (first, 2, 3)], None, [(first, 0, 1), (second, 1, 4)], [(None, 0, 1)]]
+    assert scope_signature(plans) == ((-1, 0), None, (0, 1), (-1,))
+    assert scope_signature([[(first, 0, 1)], [(first, 0, 1)]]) != scope_signature([[(first, 0, 1)], [(second, 0, 1)]])
