@@ -45,7 +45,7 @@ from scaling_core.document.effects import Effects, check_facts, region_bounds
 from scaling_core.document.forward import Waiting, binding_stamp, waits
 from scaling_core.document.regions import ChunkScan
 from scaling_core.document.results import Binding, CheckResult, Reference, ValueResult
-from scaling_core.document.shift import move_binding, move_check, move_value, shift_diagnostic, shift_span
+from scaling_core.document.shift import move_check, move_each, move_value, shift_diagnostic, shift_span
 
 if TYPE_CHECKING:
     from scaling_core.document.driver import Driver
@@ -361,7 +361,7 @@ def _add(interpreter: Interpreter, piece: Piece, delta: int, placed: list[Bindin
     # stretch was gathered): adding them there again moves none of them.
     again, piece.last_delta = delta == piece.last_delta, delta
     if piece.bindings:
-        new = [move_binding(d + delta, b) if d + delta else b for b, d in piece.bindings]
+        new = move_each([(b, d + delta) for b, d in piece.bindings])
         if again and any(d + delta for _b, d in piece.bindings):
             piece.bindings = [(binding, -delta) for binding in new]
         placed += new
