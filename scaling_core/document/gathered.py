@@ -29,8 +29,9 @@ them (:class:`Enter`): a reference resolves as the scope would resolve it
 there, to a definition of the stretch in the problem's own scope, then at the
 top level, else to a name looked up at the top level where the stretch starts.
 Its waiting claims are all deferred, as in a run's replay (a problem's are
-resolved when it ends).  It is replayed gathered only while its chunks fall
-into the same problems as when gathered (:func:`scope_signature`).
+resolved when it ends).  It is replayed gathered only while the problems it
+crosses lie where they lay, from where it starts, when it was gathered (its
+``layout``): its chunks then fall into the same scopes, and are not looked at.
 """
 
 from __future__ import annotations
@@ -100,14 +101,15 @@ class Deferral:
 
 @dataclass(slots=True, eq=False)
 class Enter:
-    """A stretch that crosses problems enters the scope of its chunk ``run``'s scope ``position`` (as replayed)."""
+    """A stretch that crosses problems enters a scope: the ``problem``-th problem it crosses (-1: the top level)."""
 
-    run: int
-    position: int
+    problem: int
 
 
 #: A stretch's chunks' scopes (``Driver.scopes``), in order (None: a chunk with nothing checked).
 Plans = Sequence["Sequence[tuple[Any, int, int]] | None"]
+#: The problems a stretch crosses, in order, and where they lie from its start: (identifier, start, end).
+Layout = tuple[tuple[str, int, int], ...]
 
 
 @dataclass(slots=True, eq=False)
@@ -118,8 +120,8 @@ class Gathered:
     parts: list[Piece | Deferral | Enter]
     #: The names its references read where it starts (a definition it makes is a ``Target`` by position).
     outside: tuple[str, ...]
-    #: For a stretch that crosses problems, which problem each scope of its chunks was (``scope_signature``).
-    scopes: tuple[Any, ...] | None = None
+    #: For a stretch that crosses problems, where they lay (it is replayed gathered only while they lie there).
+    layout: Layout | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -148,14 +150,19 @@ class _Candidate:
 
 
 def gather(
-    runs: Sequence[Any], chunks: Sequence[tuple[int, ChunkScan]], stamps: dict[str, Any], plans: Plans | None = None
+    runs: Sequence[Any],
+    chunks: Sequence[tuple[int, ChunkScan]],
+    stamps: dict[str, Any],
+    plans: Plans | None = None,
+    crossed: tuple[Sequence[Any], Layout] | None = None,
 ) -> Gathered | None:
     """The pieces of a stretch's ``runs`` over ``chunks`` (where they start now; ``stamps``: what each name the
     stretch mentions meant at its start, as its inputs hold it), or None if it imports, or crosses scopes without
-    ``plans`` (each chunk's scopes, for a stretch that crosses problems)."""
+    ``plans`` (each chunk's scopes) and ``crossed`` (the problems it crosses and their layout)."""
     settled = _settled(runs, stamps) if plans is None else ({} if _imports_nothing(runs) else None)
     if settled is None:
         return None
+    numbers = {id(problem): number for number, problem in enumerate(crossed[0])} if crossed is not None else {}
     parts: list[Piece | Deferral | Enter] = []
     piece = Piece()
     names = _Definitions()
@@ -165,12 +172,14 @@ def gather(
             continue
         start, scan = chunks[number]
         delta = start - run.chunk_start
-        if plans is not None and names.enters(plans, number, 0):
-            piece = _next_piece(parts, piece, Enter(number, 0))
-        for step in run.steps:
-            if type(step) is tuple:  # the chunk's next scope (only with plans: ``_settled`` refuses it)
-                if plans is not None and names.enters(plans, number, -step[0]):
-                    piece = _next_piece(parts, piece, Enter(number, -step[0]))
+        # Across problems, a run starts in its chunk's first scope (as ``(0, ())``, the step of its next scopes).
+        for step in ((0, ()), *run.steps) if plans is not None else run.steps:
+            if type(step) is tuple:  # a scope of the chunk (only with plans: ``_settled`` refuses it)
+                assert plans is not None
+                if names.enters(plans, number, -step[0]):
+                    if names.problem is not None and id(names.problem) not in numbers:
+                        return None  # not among the problems it crosses: not gathered
+                    piece = _next_piece(parts, piece, Enter(numbers.get(id(names.problem), -1)))
                 continue
             if type(step) is Waiting:
                 found = settled.get(id(step))
@@ -193,8 +202,7 @@ def gather(
     piece.seal()
     parts.append(piece)
     outside = {name for part in parts if isinstance(part, Piece) for name in _names_read(part)}
-    signature = scope_signature(plans) if plans is not None else None
-    return Gathered(chunks[0][0], parts, tuple(sorted(outside)), signature)
+    return Gathered(chunks[0][0], parts, tuple(sorted(outside)), crossed[1] if crossed is not None else None)
 
 
 def _next_piece(parts: list[Piece | Deferral | Enter], piece: Piece, between: Deferral | Enter) -> Piece:
@@ -235,19 +243,6 @@ class _Definitions:
     def define(self, name: str, at: int) -> None:
         """The stretch's definition number ``at`` of ``name``, in the current scope."""
         (self.local if self.local is not None else self.top)[name] = at
-
-
-def scope_signature(plans: Plans) -> tuple[Any, ...]:
-    """Which problem each scope of each chunk is in, numbered in order of appearance (-1: the top level): a
-    stretch gathered over some chunks is replayed gathered only over chunks that give the same signature."""
-    numbers: dict[int, int] = {}
-    found: list[Any] = []
-    for scopes in plans:
-        if scopes is None:
-            found.append(None)
-            continue
-        found.append(tuple([numbers.setdefault(id(p), len(numbers)) if p is not None else -1 for p, _, _ in scopes]))
-    return tuple(found)
 
 
 def _imports_nothing(runs: Sequence[Any]) -> bool:
@@ -321,10 +316,10 @@ def _names_read(piece: Piece) -> list[str]:
 
 
 def replay_gathered(
-    driver: Driver, gathered: Gathered, chunks: Sequence[tuple[int, ChunkScan]], plans: Plans | None = None
+    driver: Driver, gathered: Gathered, chunks: Sequence[tuple[int, ChunkScan]], crossed: Sequence[Any] = ()
 ) -> None:
-    """Add what the stretch adds, its first chunk now starting at ``chunks[0][0]`` (its scope entered; ``plans``:
-    its chunks' scopes, for a stretch that crosses problems)."""
+    """Add what the stretch adds, its first chunk now starting at ``chunks[0][0]`` (its scope entered; ``crossed``:
+    the problems it crosses, laid out as when gathered)."""
     interpreter, forward = driver.interpreter, driver.forward
     delta = chunks[0][0] - gathered.start
     scope = interpreter.scope
@@ -337,8 +332,7 @@ def replay_gathered(
             forward.defer(scan.regions[part.step.number], part.step.key, scope, start, part.step)
             continue
         if isinstance(part, Enter):
-            assert plans is not None
-            driver.enter(plans[part.run][part.position][0])  # type: ignore[index]
+            driver.enter(crossed[part.problem] if part.problem >= 0 else None)
             in_problem = driver.current is not None
             continue
         first = len(placed)

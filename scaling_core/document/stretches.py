@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scaling_core.document.effects import region_bounds
-from scaling_core.document.gathered import Gathered, gather, replay_gathered, scope_signature
+from scaling_core.document.gathered import Gathered, Layout, gather, replay_gathered
 from scaling_core.document.incremental import inputs_for
 from scaling_core.document.regions import ChunkScan, ProblemRegion
 
@@ -252,11 +252,15 @@ def replay_stretch(driver: Driver, chunks: list[tuple[int, ChunkScan]], index: i
     if count < SHORTEST or budget.stopped:
         return 0
     plans: list[Scopes | None] | None = None
+    crossed: Sequence[ProblemRegion] | None = None
     if stretch.multi:
-        plans = scopes_as_recorded(driver, chunks, index, stretch, count)
-        count, owner = len(plans), None
-        if count < SHORTEST:
-            return 0
+        owner = None
+        crossed = crossed_as_gathered(driver, stretch, chunks, index, count)
+        if crossed is None:  # its chunks' scopes, each as its run's key holds them, up to the first that differs
+            plans = scopes_as_recorded(driver, chunks, index, stretch, count)
+            count = len(plans)
+            if count < SHORTEST:
+                return 0
     else:
         holds, owner = scope_of(driver, chunks, index, count)
         if not holds or (owner.ident if owner is not None else None) != stretch.problem:
@@ -272,9 +276,9 @@ def replay_stretch(driver: Driver, chunks: list[tuple[int, ChunkScan]], index: i
     if inputs_for(stretch.names, scope.local, scope.top_level, scope.records) != stretch.inputs:
         return 0
     driver.poll(stretch.regions if whole else sum(len(scan.regions) for scan in stretch.scans[:count]))
-    gathered = _gathered(stretch, chunks, index, plans) if whole else None
+    gathered = _gathered(driver, stretch, chunks, index, plans, crossed) if whole else None
     if gathered is not None:
-        replay_gathered(driver, gathered, chunks[index : index + count], plans)
+        replay_gathered(driver, gathered[0], chunks[index : index + count], gathered[1])
     else:
         for number, run in enumerate(runs):
             if run is None:
@@ -302,25 +306,58 @@ def replay_stretch(driver: Driver, chunks: list[tuple[int, ChunkScan]], index: i
 
 
 def _gathered(
-    stretch: Stretch, chunks: list[tuple[int, ChunkScan]], index: int, plans: list[Scopes | None] | None
-) -> Gathered | None:
-    """The stretch's runs gathered, or None if they cannot be, or not yet: a stretch is gathered on its second
-    whole replay (gathering costs about a replay; typing merges new stretches that last one keystroke).  One that
-    crosses problems (``plans``: its chunks' scopes now) is gathered again when its chunks fall into other problems."""
+    driver: Driver,
+    stretch: Stretch,
+    chunks: list[tuple[int, ChunkScan]],
+    index: int,
+    plans: list[Scopes | None] | None,
+    crossed: Sequence[ProblemRegion] | None,
+) -> tuple[Gathered, Sequence[ProblemRegion]] | None:
+    """The stretch's runs gathered and the problems they cross, or None if they cannot be, or not yet: a stretch is
+    gathered on its second whole replay (gathering costs about a replay; typing merges new stretches that last one
+    keystroke).  One that crosses problems (``plans``: its chunks' scopes now; ``crossed``: the problems, if they
+    lie as when it was gathered) is gathered again when they lie elsewhere."""
+    if crossed is not None:
+        assert isinstance(stretch.gathered, Gathered)
+        return stretch.gathered, crossed
     if stretch.gathered is None:
         stretch.gathered = True
     elif stretch.gathered is True:
         stamps = {entry[0]: entry[1] for entry in stretch.inputs}
-        made = gather(stretch.runs, chunks[index : index + len(stretch.scans)], stamps, plans)
+        problems = problems_crossed(driver, chunks, index, len(stretch.scans)) if plans is not None else None
+        made = gather(stretch.runs, chunks[index : index + len(stretch.scans)], stamps, plans, problems)
         stretch.gathered = made if made is not None else False
-        return made
+        return (made, problems[0] if problems is not None else ()) if made is not None else None
+    elif plans is not None and isinstance(stretch.gathered, Gathered):
+        stretch.gathered = True  # the problems it crosses moved: replayed run by run, gathered again next time
+    return (stretch.gathered, ()) if isinstance(stretch.gathered, Gathered) else None
+
+
+def crossed_as_gathered(
+    driver: Driver, stretch: Stretch, chunks: list[tuple[int, ChunkScan]], index: int, count: int
+) -> Sequence[ProblemRegion] | None:
+    """The problems a stretch that crosses problems crosses, if it is whole and gathered, and they lie (from its
+    start) where they lay when gathered: its chunks then fall into the scopes they fell into (None otherwise)."""
     gathered = stretch.gathered
-    if not isinstance(gathered, Gathered):
+    if count != len(stretch.scans) or not isinstance(gathered, Gathered):
         return None
-    if plans is not None and gathered.scopes != scope_signature(plans):
-        stretch.gathered = True  # replayed run by run this time, gathered again on the next whole replay
-        return None
-    return gathered
+    problems, layout = problems_crossed(driver, chunks, index, count)
+    return problems if layout == gathered.layout else None
+
+
+def problems_crossed(
+    driver: Driver, chunks: list[tuple[int, ChunkScan]], index: int, count: int
+) -> tuple[Sequence[ProblemRegion], Layout]:
+    """The problems that hold part of chunks ``index`` to ``index + count`` (stretches are kept only where problems
+    do not nest), and where each lies from the first chunk's start: (identifier, start, end)."""
+    start = chunks[index][0]
+    end = chunks[index + count][0] if index + count < len(chunks) else len(driver.interpreter.text)
+    starts, problems = driver.problem_starts, driver.problems
+    first = bisect.bisect_right(starts, start) - 1
+    if first < 0 or problems[first].span.end <= start:
+        first += 1
+    crossed = problems[first : bisect.bisect_left(starts, end)]
+    return crossed, tuple([(p.ident, p.span.start - start, p.span.end - start) for p in crossed])
 
 
 def scopes_as_recorded(

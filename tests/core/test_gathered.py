@@ -10,7 +10,7 @@ included), and that the gathered path was taken.
 from __future__ import annotations
 
 from scaling_core import analyze_document
-from scaling_core.document.gathered import Deferral, Enter, Gathered, Piece, scope_signature
+from scaling_core.document.gathered import Deferral, Enter, Gathered, Piece
 from scaling_core.document.incremental import RegionCache
 from tests.core.test_forward_reuse import forward_draft
 from tests.core.test_incremental import observable
@@ -118,20 +118,13 @@ def test_a_stretch_that_crosses_problems_is_gathered_with_its_scope_changes() ->
     assert any(isinstance(part, Deferral) for part in parts)  # the problems' claims wait, as in a run's replay
 
 
-def test_a_crossing_stretch_whose_chunks_fall_into_other_problems_is_replayed_run_by_run() -> None:
+def test_a_crossing_stretch_whose_problems_lie_elsewhere_is_replayed_run_by_run_and_gathered_again() -> None:
     text = problems_draft(8)
     cache = RegionCache()
     analysed([text, text, *typed(text, "Intro text", 3)], cache)
     crossing = [s for s in cache._stretches.values() if s.multi and isinstance(s.gathered, Gathered)]
     assert crossing
-    for stretch in crossing:  # as if its chunks now fell into other problems than when gathered
-        stretch.gathered.scopes = ("other problems",)  # type: ignore[union-attr]
+    for stretch in crossing:  # as if the problems it crosses now lay elsewhere than when gathered
+        stretch.gathered.layout = (("Problem 99", 0, 1),)  # type: ignore[union-attr]
     analysed(typed(typed(text, "Intro text", 3)[-1], "Intro textxxx", 1), cache)
     assert all(s.gathered is True for s in crossing)  # replayed run by run, gathered again on the next replay
-
-
-def test_scope_signature_numbers_problems_by_object_not_by_name() -> None:
-    first, second = object(), object()
-    plans = [[(None, 0, 2), (first, 2, 3)], None, [(first, 0, 1), (second, 1, 4)], [(None, 0, 1)]]
-    assert scope_signature(plans) == ((-1, 0), None, (0, 1), (-1,))
-    assert scope_signature([[(first, 0, 1)], [(first, 0, 1)]]) != scope_signature([[(first, 0, 1)], [(second, 0, 1)]])
