@@ -36,7 +36,7 @@ from scaling_core.document.regions import (
     ProblemRegion,
     Region,
 )
-from scaling_core.document.stretches import StretchBuilder, collect, keep, replay_stretch, scopes_shape
+from scaling_core.document.stretches import StretchBuilder, collect, gather_first, keep, replay_stretch, scopes_shape
 
 #: ``cancelled`` is polled every this many regions (a poll costs ~0.1 µs, a replayed region ~14 µs).
 STOP_POLL_REGIONS = 64
@@ -127,6 +127,8 @@ class Driver:
                 keep(self, builder)
         keep(self, builder)
         self.forward.finish()
+        if first and stretches and not budget.stopped:
+            gather_first(self, chunks)  # after the claims that waited are resolved: a stretch settles them
 
     def checked_scopes(self, scan: ChunkScan, start: int, end: int) -> Scopes:
         """The chunk's regions by scope, leaving out a scope with nothing checked (entering it changes nothing)."""

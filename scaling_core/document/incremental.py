@@ -292,6 +292,10 @@ class RegionCache:
         """Record a stretch just formed (its runs are kept already)."""
         self._next_stretches[id(stretch.scans[0])] = stretch
 
+    def stretches_made(self) -> list[Stretch]:
+        """The stretches the analysis under way formed or replayed so far."""
+        return list(self._next_stretches.values())
+
     def put(self, key: tuple[Any, ...], effects: Effects) -> None:
         """Record a freshly evaluated region's effects, unless they may not be replayed (:attr:`Effects.replayable`,
         or a bug or a spent budget stopped it: evaluated again, it may well go further)."""

@@ -9,8 +9,11 @@ included), and that the gathered path was taken.
 
 from __future__ import annotations
 
+import pytest
+
 from scaling_core import analyze_document
-from scaling_core.document.gathered import Deferral, Enter, Gathered, Piece
+from scaling_core.document import stretches as stretches_module
+from scaling_core.document.gathered import Deferral, Enter, Gathered, Piece, replay_gathered
 from scaling_core.document.incremental import RegionCache
 from tests.core.test_forward_reuse import forward_draft
 from tests.core.test_incremental import observable
@@ -128,3 +131,21 @@ def test_a_crossing_stretch_whose_problems_lie_elsewhere_is_replayed_run_by_run_
         stretch.gathered.layout = (("Problem 99", 0, 1),)  # type: ignore[union-attr]
     analysed(typed(typed(text, "Intro text", 3)[-1], "Intro textxxx", 1), cache)
     assert all(s.gathered is True for s in crossing)  # replayed run by run, gathered again on the next replay
+
+
+def test_a_draft_first_analysis_gathers_its_stretches_and_its_first_edit_replays_them_gathered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    replayed: list[Gathered] = []
+    monkeypatch.setattr(stretches_module, "replay_gathered", lambda driver, gathered, *rest: replayed.append(gathered)
+                        or replay_gathered(driver, gathered, *rest))  # fmt: skip
+    # Long enough for several stretches: the edit breaks the first one, the others are replayed whole.
+    for text, typed_at in ((problems_draft(100), "Intro text"), (forward_draft(120), "## Step 12\n\nAt")):
+        cache = RegionCache()
+        analyze_document(text, "draft.md", cache=cache)
+        first = gathered_of(cache)
+        assert first, "the first analysis gathered nothing"
+        replayed.clear()
+        analysed(typed(text, typed_at, 1), cache)  # the first edit: equal to a full analysis
+        assert replayed and all(any(g is f for f in first) for g in replayed)
+    assert settled_claims(gathered_of(cache)) >= 20  # the forward claims, resolved before it gathered them
