@@ -103,18 +103,13 @@ def move_check(delta: int, check: CheckResult) -> CheckResult:
     return _span_moved(check, delta)[0]
 
 
-def move_binding(delta: int, binding: Binding) -> Binding:
-    """A replayed definition moved by ``delta``."""
-    return _span_moved(binding, delta)[0]
-
-
 def move_bindings(delta: int, bindings: tuple[Binding, ...]) -> tuple[Binding, ...]:
     """A replayed region's definitions moved by ``delta``."""
     return tuple(move_each(zip(bindings, repeat(delta))))
 
 
 def move_each(moves: Iterable[tuple[Binding, int]]) -> list[Binding]:
-    """Definitions, each moved by its own distance (0: kept as it is): :func:`move_binding` written out in one
+    """Definitions, each moved by its own distance (0: kept as it is): :func:`_span_moved` written out in one
     loop, as typing near the top of a 20 MB draft moves ~87,000 of them per keystroke (a fifth less time per one)."""
     moved = []
     for binding, delta in moves:

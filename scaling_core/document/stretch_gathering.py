@@ -38,14 +38,22 @@ def gathered_for(
     if stretch.gathered is None:
         stretch.gathered = True
     elif stretch.gathered is True:
-        stamps = {entry[0]: entry[1] for entry in stretch.inputs}
-        problems = problems_crossed(driver, chunks, index, len(stretch.scans)) if plans is not None else None
-        made = gather(stretch.runs, chunks[index : index + len(stretch.scans)], stamps, plans, problems)
-        stretch.gathered = made if made is not None else False
-        return (made, problems[0] if problems is not None else ()) if made is not None else None
+        return gather_stretch(driver, stretch, chunks, index, plans)
     elif plans is not None and isinstance(stretch.gathered, Gathered):
         stretch.gathered = True  # the problems it crosses moved: replayed run by run, gathered again next time
     return (stretch.gathered, ()) if isinstance(stretch.gathered, Gathered) else None
+
+
+def gather_stretch(
+    driver: Driver, stretch: Stretch, chunks: list[tuple[int, ChunkScan]], index: int, plans: list[Scopes | None] | None
+) -> tuple[Gathered, Sequence[ProblemRegion]] | None:
+    """Gather the stretch's runs now, its first chunk at ``chunks[index]`` (``plans``: its chunks' scopes, if it
+    crosses problems), and keep them on it (False if they cannot be): the gathered runs and the problems crossed."""
+    stamps = {entry[0]: entry[1] for entry in stretch.inputs}
+    problems = problems_crossed(driver, chunks, index, len(stretch.scans)) if plans is not None else None
+    made = gather(stretch.runs, chunks[index : index + len(stretch.scans)], stamps, plans, problems)
+    stretch.gathered = made if made is not None else False
+    return None if made is None else (made, problems[0] if problems is not None else ())
 
 
 def crossed_as_gathered(

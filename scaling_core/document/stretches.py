@@ -40,7 +40,7 @@ from scaling_core.document.effects import region_bounds
 from scaling_core.document.gathered import Gathered, replay_gathered
 from scaling_core.document.incremental import inputs_for
 from scaling_core.document.regions import ChunkScan, ProblemRegion
-from scaling_core.document.stretch_gathering import crossed_as_gathered, gathered_for
+from scaling_core.document.stretch_gathering import crossed_as_gathered, gather_stretch, gathered_for
 
 if TYPE_CHECKING:
     from scaling_core.document.driver import Driver, Scopes
@@ -361,5 +361,4 @@ def gather_first(driver: Driver, chunks: list[tuple[int, ChunkScan]]) -> None:
         driver.poll(stretch.regions)  # an edit arrived: the next analysis replays the stretch as it is
         plans = scopes_as_recorded(driver, chunks, index, stretch, len(stretch.scans)) if stretch.multi else None
         if plans is None or len(plans) == len(stretch.scans):
-            stretch.gathered = True
-            gathered_for(driver, stretch, chunks, index, plans, None)
+            gather_stretch(driver, stretch, chunks, index, plans)
