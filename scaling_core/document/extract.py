@@ -22,7 +22,7 @@ from scaling_core.document.chunk_layout import ChunkLayout, Reuse, reuse
 from scaling_core.document.chunks import block_starts, cuts_after, finalize, html_block_is_open, split_chunks
 from scaling_core.document.incremental import ChunkCache
 from scaling_core.document.inline_scan import InlineScanner
-from scaling_core.document.piece_chunks import long_calc_block
+from scaling_core.document.piece_chunks import lone_calc_fence, long_calc_block
 from scaling_core.document.problem_syntax import (
     bold_problem,
     directive,
@@ -297,6 +297,8 @@ def _lone_fence(text: str) -> ChunkScan | None:
     if fence is None or text[fence[2] :].strip():
         return None
     markup, info, end = fence
+    if info.split()[:1] == ["calc"]:
+        return lone_calc_fence(text, end)
     extractor = _Extractor(text, LineIndex(text))
     extractor.fence(info.strip(), 0, text.count("\n", 0, end) + 1, markup, -1)
     extractor.out.regions.sort(key=_region_start)

@@ -42,6 +42,17 @@ def _closing_backticks(count: int) -> re.Pattern[str]:
     return re.compile(r"(?<!`)" + "`" * count + r"(?!`)")
 
 
+def calc_suppressions(lines: tuple[tuple[int, str], ...]) -> list[Suppression]:
+    """The ``# margin: ignore`` suppressions on a calc block's (offset, text) lines."""
+    found = []
+    for offset, line in lines:
+        if "margin" in line and (match := _CALC_IGNORE.search(line)) is not None:
+            codes = frozenset(re.split(r"[\s,]+", match.group(1).strip())) - {""}
+            span = Span(offset + match.start(), offset + len(line))
+            found.append(Suppression(span, codes or None, offset, offset + len(line)))
+    return found
+
+
 class InlineScanner:
     """What one scan of a text found, and the scan of its inline regions (given by line ranges)."""
 
@@ -61,11 +72,7 @@ class InlineScanner:
     def calc_region(self, region: CalcRegion) -> None:
         """Keep a calc block and the ``# margin: ignore`` suppressions on its lines."""
         self.out.regions.append(region)
-        for offset, line in region.lines:
-            if "margin" in line and (match := _CALC_IGNORE.search(line)) is not None:
-                codes = frozenset(re.split(r"[\s,]+", match.group(1).strip())) - {""}
-                span = Span(offset + match.start(), offset + len(line))
-                self.out.calc_suppressions.append(Suppression(span, codes or None, offset, offset + len(line)))
+        self.out.calc_suppressions += calc_suppressions(region.lines)
 
     # -- inline text and comments ---------------------------------------------
     def scan_inline(self, first: int, last: int) -> None:

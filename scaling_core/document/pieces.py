@@ -54,28 +54,59 @@ def split_calc(block: CalcRegion) -> list[CalcPiece] | None:
     lines = block.lines
     if len(lines) < MIN_LINES or isinstance(block, CalcPiece):
         return None
-    cuts = [0]
-    number, count = MIN_PIECE, len(lines)
+    cuts = piece_cuts(lines, [0])
+    return pieces_at(block, cuts, contiguous(lines)) if len(cuts) > 1 else None
+
+
+def piece_cuts(
+    lines: tuple[tuple[int, str], ...], cuts: list[int], known: tuple[list[int], int] = ([], 0)
+) -> list[int]:
+    """The line numbers where ``lines``' pieces start, going on from ``cuts`` (the first ones, already known).
+
+    ``known`` is (the line numbers where pieces started in an earlier version of the block, past the last
+    line that changed; how many lines the block gained since): a cut falling on one of them is followed by
+    the rest of them, moved, since where a piece ends depends only on its own lines and the next one's first.
+    """
+    later, moved = known
+    resumes = {number + moved: at for at, number in enumerate(later)}
+    number, count = cuts[-1] + MIN_PIECE, len(lines)
     while number < count:  # each piece at least MIN_PIECE lines long: the lines before are not read
         line = lines[number][1]
         if _DEFINITION_START.match(line) is not None and (
             number - cuts[-1] >= MAX_PIECE or not zlib.crc32(line.encode("utf-8", "surrogatepass")) % _CUT_EVERY
         ):
+            if number in resumes:
+                return cuts + [cut + moved for cut in later[resumes[number] :]]
             cuts.append(number)
             number += MIN_PIECE
         else:
             number += 1
-    if len(cuts) == 1:
-        return None
+    return cuts
+
+
+def contiguous(lines: tuple[tuple[int, str], ...]) -> bool:
+    """Whether ``lines`` are one run of text, one line-break character apart (the lexer's fast path)."""
     # Lines never overlap and a line break (one character or more) follows each, so they are one run of text,
     # one character apart, exactly when their lengths and breaks add up to where the last one starts.
     length = sum(map(len, map(itemgetter(1), lines))) - len(lines[-1][1]) + len(lines) - 1
-    contiguous = lines[-1][0] - lines[0][0] == length
-    pieces = []
-    bounds = cuts + [len(lines)]
-    for number, (first, last) in enumerate(zip(bounds, bounds[1:])):
-        begin = block.span.start if number == 0 else lines[first][0]
-        following = lines[last][0] if last < len(lines) else None
-        end = following if following is not None else block.span.end
-        pieces.append(CalcPiece(Span(begin, end), lines[first:last], block.hidden, following, contiguous))
-    return pieces
+    return lines[-1][0] - lines[0][0] == length
+
+
+def piece_bounds(block: CalcRegion, cuts: list[int], number: int) -> tuple[int, int, int | None]:
+    """Piece ``number`` of ``block`` cut at ``cuts``: where it starts, where it ends, where the next starts."""
+    lines = block.lines
+    begin = block.span.start if number == 0 else lines[cuts[number]][0]
+    following = lines[cuts[number + 1]][0] if number + 1 < len(cuts) else None
+    return begin, following if following is not None else block.span.end, following
+
+
+def piece_at(block: CalcRegion, cuts: list[int], number: int, contiguous: bool) -> CalcPiece:
+    """Piece ``number`` of ``block`` cut at ``cuts``."""
+    begin, end, following = piece_bounds(block, cuts, number)
+    last = cuts[number + 1] if number + 1 < len(cuts) else len(block.lines)
+    return CalcPiece(Span(begin, end), block.lines[cuts[number] : last], block.hidden, following, contiguous)
+
+
+def pieces_at(block: CalcRegion, cuts: list[int], contiguous: bool) -> list[CalcPiece]:
+    """``block``'s pieces, cut at ``cuts``."""
+    return [piece_at(block, cuts, number, contiguous) for number in range(len(cuts))]
