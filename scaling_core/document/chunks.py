@@ -145,20 +145,24 @@ def html_block_is_open(content: str) -> bool:
     return raw is not None and f"</{raw.group(1).lower()}>" not in content.lower()
 
 
-def finalize(scans: list[ChunkScan], text: str, index: LineIndex) -> Extraction:
+def finalize(
+    scans: list[ChunkScan], text: str, index: LineIndex, headings: list[tuple[int, int]] | None = None
+) -> Extraction:
     """Join chunk scans (each in document offsets) and decide what spans chunks: problems and suppressions.
 
     Each scan's regions are in document order (``extract.py`` sorts them), so
-    the joined list is too.
+    the joined list is too.  ``headings``, when given, are every chunk's (and the scans' are not read).
     """
     out = Extraction()
-    headings, starts, marks, directives, answers = [], [], [], [], []
+    starts, marks, directives, answers = [], [], [], []
+    own_headings, headings = headings is None, headings if headings is not None else []
     for scan in scans:
         out.regions += scan.regions
         out.calc_suppressions += scan.calc_suppressions
         out.python_blocks += scan.python_blocks
         out.diagnostics += scan.diagnostics
-        headings += scan.headings
+        if own_headings:
+            headings += scan.headings
         starts += scan.bold_starts
         marks += scan.problem_marks
         directives += scan.margin_marks

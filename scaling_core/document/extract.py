@@ -324,8 +324,10 @@ def extract(
         # One pass needs no chunks; the property test checks that chunked scans agree.
         return finalize([_Extractor(text, index).run()], text, index)
     layout = _read_chunks(text, cache, check_stop)
-    scans, chunks, walked = [], [], []
+    scans, chunks, walked, headings = [], [], [], []
     for start, chunk, scan in zip(layout.starts, layout.texts, layout.scans):
+        if scan.headings:  # most chunks that hold anything beside regions hold only a heading
+            headings += [(offset + start, level) for offset, level in scan.headings] if start else scan.headings
         if _marked(scan):  # the rest of a scan is only its regions, placed when the driver asks
             scans.append(cache.placed(chunk, start, scan))
         chunks.append((start, scan))
@@ -334,7 +336,7 @@ def extract(
             walked.append((start, scan))
         else:
             walked += [(start + at, piece) for at, piece in pieces]
-    found = finalize(scans, text, index)
+    found = finalize(scans, text, index, headings)
     found.chunks, found.walked = chunks, walked
     return found
 
@@ -388,8 +390,8 @@ def _keep_end(layout: ChunkLayout, kept: Reuse, first: int, cache: ChunkCache) -
 
 
 def _marked(scan: ChunkScan) -> bool:
-    """Whether a chunk holds more than regions: what :func:`finalize` reads in document offsets."""
-    return bool(scan.headings or scan.diagnostics or scan.python_blocks or scan.bold_starts or scan.problem_marks
+    """Whether a chunk holds more than regions and headings: what :func:`finalize` reads in document offsets."""
+    return bool(scan.diagnostics or scan.python_blocks or scan.bold_starts or scan.problem_marks
                 or scan.margin_marks or scan.answer_marks or scan.calc_suppressions)  # fmt: skip
 
 
