@@ -223,8 +223,10 @@ def _book_problems(
     for _begin, finish in spans:
         furthest = max(furthest, finish)
         reach.append(furthest)
-    # The headings that end a section of each level, and so a problem started in it.
-    closers = {level: [o for o, lv in headings if lv <= level] for level in range(1, 7)}
+    # The headings that end a section of each level, and so a problem started in it (for the levels problems
+    # start at: a book's are at one or two).
+    levels = {min(max(start.level, 1), 6) for start in starts}
+    closers = {level: [o for o, lv in headings if lv <= level] for level in levels}
     found = []
     for number, start in enumerate(starts):
         opened = bisect.bisect_right(explicit_starts, start.offset)

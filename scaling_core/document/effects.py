@@ -221,7 +221,9 @@ class Results:
             facts = effects.check_facts
             self.count_checks(facts, delta)
             if delta:
-                self.checks.add_moved(effects.checks, partial(move_check, delta), (facts[0] + delta, facts[1] + delta))
+                self.checks.add_moved(
+                    effects.checks, partial(move_check, delta), (facts[0] + delta, facts[1] + delta), _as_recorded
+                )
             else:
                 self.checks.extend(effects.checks)
         if bindings:
@@ -313,3 +315,8 @@ class Run:
         self.steps = [moved_effects(step, start - self.chunk_start) if isinstance(step, Effects) else step
                       for step in self.steps]  # fmt: skip
         self.chunk_start = start
+
+
+def _as_recorded(check: CheckResult) -> CheckResult:
+    """A recorded check as it was recorded (for :meth:`Segments.add_moved`)."""
+    return check

@@ -39,6 +39,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from scaling_core.diagnostics import Diagnostic
@@ -372,7 +373,8 @@ def _add(interpreter: Interpreter, piece: Piece, delta: int, placed: list[Bindin
     if piece.checks:
         facts = piece.facts
         results.count_checks(facts, delta)
-        results.checks.add_moved(piece.checks, partial(_place_check, delta), (facts[0] + delta, facts[1] + delta))
+        keys = (facts[0] + delta, facts[1] + delta)
+        results.checks.add_moved(piece.checks, partial(_place_check, delta), keys, itemgetter(0))
 
 
 def _place_reference(

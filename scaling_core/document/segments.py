@@ -52,14 +52,21 @@ class Segments(Sequence[T]):
         last.extend(items)
         self._length += len(last) - before
 
-    def add_moved(self, recorded: Sequence[Any], move: Callable[[Any], T], keys: tuple[int, int] | None = None) -> None:
+    def add_moved(
+        self,
+        recorded: Sequence[Any],
+        move: Callable[[Any], T],
+        keys: tuple[int, int] | None = None,
+        unmoved: Callable[[Any], T] | None = None,
+    ) -> None:
         """Add ``move(r)`` for each recorded item, computed only when the list is read.
 
         ``keys``, when known, are the least and the largest key (see :meth:`window`) the moved items
-        will have: :meth:`window` then skips them without moving them.
+        will have: :meth:`window` then skips them without moving them.  ``unmoved(r)``, when given, is the
+        item as recorded, for a window read only for what moving leaves as it is.
         """
         if recorded:
-            self._parts.append((recorded, move, keys))
+            self._parts.append((recorded, move, keys, unmoved))
             self._length += len(recorded)
 
     def pop(self) -> T:
@@ -120,13 +127,16 @@ class Segments(Sequence[T]):
         self._parts = [flat]
         return flat
 
-    def window(self, low: int, high: int, key: Callable[[T], int]) -> list[T]:
+    def window(self, low: int, high: int, key: Callable[[T], int], placed: bool = True) -> list[T]:
         """The items whose ``key`` lies in [low, high), for a list in order of ``key``.
 
         Moves only the parts that may hold such items: problem verdicts read
         the checks inside each problem, and moving every check into place
         for them was ~15% of a keystroke near the top of a long book-like
-        draft.  A part added with its keys is skipped unmoved.
+        draft.  A part added with its keys is skipped unmoved.  Unless
+        ``placed``, a part whose keys all lie inside is not moved either: its
+        items come as recorded (``add_moved``'s ``unmoved``), for a reader of
+        what moving leaves as it is (a problem's verdict counts its checks' statuses).
         """
         parts = self._parts
         index = self._index
@@ -141,6 +151,8 @@ class Segments(Sequence[T]):
                 if type(part) is list:  # ready items: often one long list (a fresh analysis's)
                     begin = bisect.bisect_left(part, low, key=key)
                     found.extend(part[begin : bisect.bisect_left(part, high, lo=begin, key=key)])
+                elif not placed and part[3] is not None and low <= firsts[number] and lasts[number] < high:
+                    found.extend(map(part[3], part[0]))
                 else:
                     found.extend([item for item in map(part[1], part[0]) if low <= key(item) < high])
             number += 1

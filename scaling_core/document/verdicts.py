@@ -133,11 +133,12 @@ def span_start(item: Diagnostic | CheckResult) -> int:
 Spanned = TypeVar("Spanned", Diagnostic, CheckResult)
 
 
-def within(items: Sequence[Spanned], bounds: tuple[int, int]) -> list[Spanned]:
+def within(items: Sequence[Spanned], bounds: tuple[int, int], placed: bool = True) -> list[Spanned]:
     """Items (sorted by span start) whose span starts inside ``bounds``: of a :class:`Segments`, moving
-    into place only the parts that may hold them."""
+    into place only the parts that may hold them (unless ``placed``, not those wholly inside: their
+    items come as recorded, with their spans where they were then)."""
     if isinstance(items, Segments):
-        return items.window(bounds[0], bounds[1], span_start)
+        return items.window(bounds[0], bounds[1], span_start, placed)
     low = bisect.bisect_left(items, bounds[0], key=span_start)
     return list(items[low : bisect.bisect_left(items, bounds[1], lo=low, key=span_start)])
 
@@ -145,7 +146,7 @@ def within(items: Sequence[Spanned], bounds: tuple[int, int]) -> list[Spanned]:
 def problem_verdict(problem: ProblemRegion, checks: Sequence[CheckResult], errors: list[Diagnostic]) -> ProblemResult:
     """A problem's status and counts, from the checks and errors inside it (both lists sorted by start)."""
     inside = problem.span.start, problem.span.end
-    mine = within(checks, inside)
+    mine = within(checks, inside, placed=False)  # their statuses and messages alone are read
     failed = sum(c.status == CheckStatus.FAIL for c in mine)
     failing = within(errors, inside)
     passed = sum(c.status in (CheckStatus.PASS, CheckStatus.WARN) for c in mine)

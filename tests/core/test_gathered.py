@@ -149,3 +149,20 @@ def test_a_draft_first_analysis_gathers_its_stretches_and_its_first_edit_replays
         analysed(typed(text, typed_at, 1), cache)  # the first edit: equal to a full analysis
         assert replayed and all(any(g is f for f in first) for g in replayed)
     assert settled_claims(gathered_of(cache)) >= 20  # the forward claims, resolved before it gathered them
+
+
+def test_problem_verdicts_after_typing_above_them_move_none_of_their_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A verdict counts its checks' statuses, which moving leaves as they are: typing at the top of a draft
+    of passing problems moves no check into place (publishing reads none either)."""
+    from scaling_core.document import shift
+
+    text, cache, moved = problems_draft(10), RegionCache(), []
+    versions = [text, text, *typed(text, "Intro text", 3)]
+    analysed(versions[:3], cache)
+    counted = shift._span_moved
+    monkeypatch.setattr(shift, "_span_moved", lambda item, delta: moved.append(item) or counted(item, delta))
+    for version in versions[3:]:
+        analysis = analyze_document(version, "draft.md", cache=cache)
+        assert [p.status.value for p in analysis.problems] == ["pass"] * 10
+        assert analysis.problems == analyze_document(version, "draft.md").problems
+    assert not [item for item in moved if type(item).__name__ == "CheckResult"]

@@ -85,13 +85,21 @@ def test_a_window_holds_exactly_the_items_whose_key_is_inside_it(
         else:
             recorded = tuple(key - 7 for key in keys)  # recorded 7 before where they land
             bounds = (keys[0], keys[-1]) if keys and kind == "moved, keys given" else None
-            items.add_moved(recorded, partial(move, 7), bounds)
+            items.add_moved(recorded, partial(move, 7), bounds, as_recorded)
     for _ in pops[: len(expected)]:
         assert items.pop() == expected.pop()
     high = low + width
-    assert items.window(low, high, int) == [key for key in expected if low <= key < high]
-    assert items.window(low, high, int) == [key for key in expected if low <= key < high]  # the index, reused
+    inside = [key for key in expected if low <= key < high]
+    unplaced = items.window(low, high, int, placed=False)  # before the placed window: it may build parts
+    assert [-key - 1000 if key < 0 else key for key in unplaced] == inside  # the same items, some as recorded
+    assert items.window(low, high, int) == inside
+    assert items.window(low, high, int) == inside  # the index, reused
     assert list(items) == expected
+
+
+def as_recorded(item: int) -> int:
+    """A recorded item, marked (negative) so that a test can tell it from a moved one."""
+    return -(item + 7) - 1000
 
 
 def test_a_window_moves_only_the_parts_that_may_hold_its_items() -> None:
@@ -108,3 +116,17 @@ def test_a_window_moves_only_the_parts_that_may_hold_its_items() -> None:
     assert items.window(115, 135, int) == [120, 130] and moved == [10, 20, 30, 40]
     assert items.window(0, 3, int) == [1, 2] and moved == [10, 20, 30, 40]
     assert items.window(150, 151, int) == [150] and moved[-1] == 50
+
+
+def test_a_window_read_for_what_moving_keeps_leaves_the_parts_inside_it_unmoved() -> None:
+    moved: list[int] = []
+
+    def move(item: int) -> int:
+        moved.append(item)
+        return item + 100
+
+    items = Segments([1, 2])
+    items.add_moved((10, 20), move, (110, 120), lambda item: -item)
+    items.add_moved((30, 40), move, (130, 140), lambda item: -item)
+    assert items.window(105, 135, int, placed=False) == [-10, -20, 130] and moved == [30, 40]
+    assert items.window(105, 135, int) == [110, 120, 130]  # placed, as anyone else reads them
