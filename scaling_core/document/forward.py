@@ -27,7 +27,7 @@ nothing: a keystroke costs the same whatever the number of claims that wait.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -148,7 +148,7 @@ class ForwardReferences:
         start, end = region_bounds(region)
         return identifiers(self.interpreter.text[start + offset : end + offset])
 
-    def defined(self, bindings: tuple[Binding, ...], in_problem: bool) -> None:
+    def defined(self, bindings: Sequence[Binding], in_problem: bool) -> None:
         """Note definitions just applied in the current scope (the first one of a name is what waiters read)."""
         wanted = (self.local if in_problem else self.top)[1]
         if not wanted:

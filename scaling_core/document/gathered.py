@@ -73,6 +73,8 @@ class Piece:
     facts: tuple[int, int, bool, tuple[int, ...]] = (0, 0, True, ())
     #: How far from where gathered it was last added (``_add``).
     last_delta: int | None = None
+    #: Its definitions' names, in order.
+    names: tuple[str, ...] = ()
 
     def add(self, effects: Effects, delta: int, targets: Sequence[Target | None]) -> None:
         """Add a region's (or a slice's) effects, ``delta`` from where they were recorded."""
@@ -84,7 +86,8 @@ class Piece:
         self.elements += effects.elements
 
     def seal(self) -> None:
-        """Work out its checks' facts (once gathered)."""
+        """Work out its checks' facts and its definitions' names (once gathered)."""
+        self.names = tuple([binding.name for binding, _delta in self.bindings])
         if self.checks:
             checks = [check for check, _delta in self.checks]
             self.facts = check_facts(checks, [check.span.start + delta for check, delta in self.checks])
@@ -338,10 +341,10 @@ def replay_gathered(
             continue
         first = len(placed)
         _add(interpreter, part, delta, placed, outside)
-        bindings = placed[first:]
-        if bindings:
-            scope.add(bindings)
-            forward.defined(tuple(bindings), in_problem)
+        if part.bindings:
+            bindings = placed[first:]
+            scope.current.update(zip(part.names, bindings))  # ``Scope.add`` in one call (a piece imports nothing)
+            forward.defined(bindings, in_problem)
         if part.settled is not None:
             forward.settle(Settled(part.settled, delta, placed, outside), scope)
 
@@ -356,7 +359,7 @@ def _add(interpreter: Interpreter, piece: Piece, delta: int, placed: list[Bindin
     # stretch was gathered): adding them there again moves none of them.
     again, piece.last_delta = delta == piece.last_delta, delta
     if piece.bindings:
-        new = move_each([(b, d + delta) for b, d in piece.bindings])
+        new = move_each(piece.bindings, delta)
         if again and any(d + delta for _b, d in piece.bindings):
             piece.bindings = [(binding, -delta) for binding in new]
         placed += new
