@@ -31,7 +31,7 @@ from scaling_core.document.incremental import RegionCache
 from scaling_core.expr.values import OUT_OF_TIME
 from scaling_core.queries.coverage import FileCoverage, document_coverage
 from server.analysis.runner import AnalysisRunner, runner_for
-from server.collector import collector_held_for_analysis, release_in_background
+from server.collector import collector_held_for_analysis, keep_large_blocks, release_in_background
 from server.lsp.documents import Document, ImportReaders, OpenDocuments, OpenTexts
 from server.lsp.trusted import Background
 from server.measurements import LiveCache
@@ -169,6 +169,8 @@ class State:
         context = ImportContext(self.loader, trusted=self.background_code(), memo=self.import_memo,
                                 measurements=self.measurements, share=self.readers.is_read(document.path))  # fmt: skip
         context.loaded, context.checked = self.readers.answers(self.documents, self.loader)
+        if document.buffer.length >= RELEASE_IN_BACKGROUND_FROM:
+            keep_large_blocks()  # each version's text is joined anew: its blocks are reused
         document.buffer.ready_for_edits()  # here, off the event loop (a no-op after the first version)
         try:
             self._inject_fault(document)
