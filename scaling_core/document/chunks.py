@@ -145,24 +145,21 @@ def html_block_is_open(content: str) -> bool:
     return raw is not None and f"</{raw.group(1).lower()}>" not in content.lower()
 
 
-def finalize(
-    scans: list[ChunkScan], text: str, index: LineIndex, headings: list[tuple[int, int]] | None = None
-) -> Extraction:
+def finalize(scans: list[ChunkScan], text: str, index: LineIndex, chunks: list[tuple[int, ChunkScan]]) -> Extraction:
     """Join chunk scans (each in document offsets) and decide what spans chunks: problems and suppressions.
 
     Each scan's regions are in document order (``extract.py`` sorts them), so
-    the joined list is too.  ``headings``, when given, are every chunk's (and the scans' are not read).
+    the joined list is too.  ``chunks`` are every chunk as (start, scan): the
+    headings are read from them (:func:`_placed_headings`), not from ``scans``.
     """
     out = Extraction()
+    headings = _placed_headings(chunks)
     starts, marks, directives, answers = [], [], [], []
-    own_headings, headings = headings is None, headings if headings is not None else []
     for scan in scans:
         out.regions += scan.regions
         out.calc_suppressions += scan.calc_suppressions
         out.python_blocks += scan.python_blocks
         out.diagnostics += scan.diagnostics
-        if own_headings:
-            headings += scan.headings
         starts += scan.bold_starts
         marks += scan.problem_marks
         directives += scan.margin_marks
@@ -175,6 +172,19 @@ def finalize(
     out.suppressions = _suppressions(directives, index, len(text))
     out.headings = headings
     return out
+
+
+def _placed_headings(chunks: list[tuple[int, ChunkScan]]) -> list[tuple[int, int]]:
+    """The (offset, level) of every heading of ``chunks`` (each (start, scan)), in document offsets.
+
+    Placed here rather than with the rest of a scan (``ChunkCache.placed`` copies it): most chunks that
+    hold anything beside their regions hold only a heading, and typing near the top moves all of them.
+    """
+    headings: list[tuple[int, int]] = []
+    for start, scan in chunks:
+        if scan.headings:
+            headings += [(offset + start, level) for offset, level in scan.headings] if start else scan.headings
+    return headings
 
 
 def _with_section_levels(starts: list[ProblemStart], headings: list[tuple[int, int]]) -> list[ProblemStart]:

@@ -279,8 +279,7 @@ def _region_start(region: Region) -> int:
 def scan_chunk(text: str) -> ChunkScan:
     """Scan one chunk of a document (offsets relative to the chunk)."""
     if len(text) > _LONG_FENCE and text.startswith(("```", "~~~")) and "\r" not in text:
-        scan = _lone_fence(text)
-        if scan is not None:
+        if (scan := _lone_fence(text)) is not None:
             return scan
     return _Extractor(text, LineIndex(text)).run()
 
@@ -322,12 +321,10 @@ def extract(
     index = index or LineIndex(text)
     if cache is None:
         # One pass needs no chunks; the property test checks that chunked scans agree.
-        return finalize([_Extractor(text, index).run()], text, index)
+        return finalize([scan := _Extractor(text, index).run()], text, index, [(0, scan)])
     layout = _read_chunks(text, cache, check_stop)
-    scans, chunks, walked, headings = [], [], [], []
+    scans, chunks, walked = [], [], []
     for start, chunk, scan in zip(layout.starts, layout.texts, layout.scans):
-        if scan.headings:  # most chunks that hold anything beside regions hold only a heading
-            headings += [(offset + start, level) for offset, level in scan.headings] if start else scan.headings
         if _marked(scan):  # the rest of a scan is only its regions, placed when the driver asks
             scans.append(cache.placed(chunk, start, scan))
         chunks.append((start, scan))
@@ -336,7 +333,7 @@ def extract(
             walked.append((start, scan))
         else:
             walked += [(start + at, piece) for at, piece in pieces]
-    found = finalize(scans, text, index, headings)
+    found = finalize(scans, text, index, chunks)
     found.chunks, found.walked = chunks, walked
     return found
 
