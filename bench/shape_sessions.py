@@ -280,6 +280,8 @@ async def _workspace_session(editor: Editor, files: int, edits: int, kind: str) 
     await editor.until(lambda: all(editor.times.get(u) for u in uris), 300)
     row.first_s = time.perf_counter() - began
     row.rss_open = editor.rss_mb()
+    opening = await editor.loop_max_ms(reset=True)  # the loop max column then shows editing alone
+    row.notes.append(f"longest event-loop turn while opening the {files} files: {opening:.0f} ms")
     root = Session(editor, uris[0], texts[0])
     digit_line = next(i for i, r in enumerate(root.rows) if r.startswith(("D = ", "x_0 = ")))
     column = len(root.rows[digit_line]) - 1

@@ -28,11 +28,11 @@ from scaling_core.diagnostics import make_diagnostic
 from scaling_core.document.analysis import ImportContext
 from scaling_core.document.imports import ImportMemo
 from scaling_core.document.incremental import RegionCache
-from scaling_core.expr.values import OUT_OF_TIME
 from scaling_core.queries.coverage import FileCoverage, document_coverage
 from server.analysis.runner import AnalysisRunner, runner_for
 from server.collector import collector_held_for_analysis, keep_large_blocks, release_in_background
 from server.lsp.documents import Document, ImportReaders, OpenDocuments, OpenTexts
+from server.lsp.scheduling import BudgetStops, WorkerQueue
 from server.lsp.trusted import Background
 from server.measurements import LiveCache
 from server.workspace import load_project, make_loader
@@ -90,11 +90,11 @@ class State:
         #: Runs python calc blocks in the analysis process once the workspace is trusted.
         self._runner: AnalysisRunner | None = None
         self._background: Background | None = None
-        #: Where the time budget last stopped each document's analysis: (version, offset).
-        self._stops: dict[str, tuple[int, int]] = {}
+        self._stops = BudgetStops()
         #: Answers measure_* calls from the project's ``.margin/measurements.json``, as ``margin check`` does.
         self.measurements = LiveCache(None)
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._queue = WorkerQueue()
 
     def trusted_code(self) -> AnalysisRunner | None:
         """The analysis process's runner when the settings trust the workspace (made once, started lazily)."""
@@ -214,6 +214,22 @@ class State:
         self.caches.pop(document.uri, None)  # a cached region may be what broke it
         return _with_internal_error(self.analyze_safely(document), error)
 
+    def _work(self, document: Document) -> tuple[DocumentAnalysis | None, object, BaseException | None]:
+        """The worker thread's whole job for one version, in one hand-over from the event loop: the analysis
+        (or what :meth:`_after_failure` makes of a failed one, with the error), then its coverage when the
+        diagnostics need it and its prepared diagnostics, each only while the document is at that version."""
+        failure = None
+        try:
+            analysis = self.analyze_now(document)
+        except Exception as error:  # noqa: BLE001 - a bug in Margin: requests are still answered
+            analysis, failure = self._after_failure(document, error), error
+        prepared, uri = None, document.uri
+        if analysis is not None and self.config.coverage_diagnostics and self.documents.get(uri) is document:
+            self.coverage(uri, analysis)  # the published diagnostics need it: computed here, off the event loop
+        if analysis is not None and self._prepare is not None and self.documents.get(uri) is document:
+            prepared = self._prepare(document, analysis)
+        return analysis, prepared, failure
+
     def coverage(self, uri: str, analysis: DocumentAnalysis) -> FileCoverage:
         """The coverage of ``analysis`` by the draft's own problems, computed once per analysis.
 
@@ -275,18 +291,11 @@ class State:
         document = self.documents.get(uri)
         if document is None:
             return
-        loop = asyncio.get_running_loop()
-        try:
-            analysis = await loop.run_in_executor(self._executor, self.analyze_now, document)
-        except Exception as error:  # noqa: BLE001 - a bug in Margin: requests are still answered
-            analysis = await loop.run_in_executor(self._executor, self._after_failure, document, error)
-            self._failed(document, error)
-        if analysis is not None and self.config.coverage_diagnostics and self.documents.get(uri) is document:
-            # The published diagnostics need the coverage: computed here, off the event loop.
-            await loop.run_in_executor(self._executor, self.coverage, uri, analysis)
-        prepared = None
-        if analysis is not None and self._prepare is not None and self.documents.get(uri) is document:
-            prepared = await loop.run_in_executor(self._executor, self._prepare, document, analysis)
+        async with self._queue.slot():  # scheduling.QUEUED_FOR_WORKER: a fan-out reaches the loop one by one
+            work = asyncio.get_running_loop().run_in_executor(self._executor, self._work, document)
+            analysis, prepared, failure = await work
+        if failure is not None:
+            self._failed(document, failure)
         current = self.documents.get(uri)
         if analysis is None or current is None or current.version != document.version:
             # Stale: a newer version is on its way (or the document closed, which answers its waiters).
@@ -312,7 +321,7 @@ class State:
             self.released_in_background += 1
         else:
             del previous
-        if self._goes_on(uri, document.version, analysis):
+        if self._stops.goes_on(uri, document.version, analysis):
             self.schedule(uri)  # stopped for time: the same version again, from where it stopped
 
     def _forget_results(self, uri: str, keep_cache: bool = False) -> None:
@@ -329,23 +338,6 @@ class State:
             del stored, cache, coverage
             release_in_background(box)
             self.released_in_background += 1
-
-    def _goes_on(self, uri: str, version: int, analysis: DocumentAnalysis) -> bool:
-        """Whether to analyse ``uri`` again at once: the time budget stopped this analysis part-way,
-        further on than it stopped the last one of this version (docs/security.md, "Limits").
-
-        The next analysis replays what this one checked from the region cache and
-        goes on with a budget of its own, so a draft too long for one budget is
-        checked in a few steps; one that stops where it stopped before (a
-        statement that alone takes the whole budget) is not analysed again.
-        """
-        stop = next((d.span.start for d in analysis.diagnostics
-                     if d.code == "E003" and d.message.startswith(OUT_OF_TIME)), None)  # fmt: skip
-        before = self._stops.pop(uri, None)
-        if stop is None or (before is not None and before[0] == version and stop <= before[1]):
-            return False
-        self._stops[uri] = (version, stop)
-        return True
 
     async def analysis(self, uri: str) -> tuple[Document, DocumentAnalysis] | None:
         """The analysis of the current version of ``uri`` (waits for it if needed)."""
@@ -382,7 +374,7 @@ class State:
                 if not waiter.done():
                     waiter.set_result(None)  # requests about a closed document answer "nothing"
         self.readers.forget(uri)
-        self._stops.pop(uri, None)
+        self._stops.forget(uri)
         pending = self._pending.pop(uri, None)
         if pending is not None:
             pending.cancel()

@@ -11,6 +11,7 @@ from scaling_core import DocumentAnalysis, analyze_document
 from scaling_core.document.analysis import ImportContext
 from scaling_core.document.imports import ImportMemo
 from server.lsp.documents import Document, apply_changes
+from server.lsp.scheduling import QUEUED_FOR_WORKER
 from server.lsp.state import State
 from server.workspace import make_loader
 
@@ -139,5 +140,27 @@ def test_an_edit_at_the_end_of_a_100_draft_import_chain_reaches_the_first(tmp_pa
             await settle(state)
         assert sorted(recorder.published) == sorted(drafts)  # every importer, near or far, again
         assert [d.code for d in state.analyses[first][1].diagnostics] == ["C001"]
+
+    asyncio.run(scenario())
+
+
+def test_an_edit_that_many_drafts_import_hands_their_analyses_to_the_worker_a_few_at_a_time(tmp_path: Path) -> None:
+    # 30 importers: handed over at once, their results came back to the event loop in bursts (long loop turns).
+    async def scenario() -> None:
+        state, recorder = await workspace(tmp_path, 30)
+        waiting: list[int] = []
+        analyze_now = state.analyze_now
+
+        def counting(document: Document) -> DocumentAnalysis | None:
+            waiting.append(state._executor._work_queue.qsize())  # handed over, not yet started
+            return analyze_now(document)
+
+        state.analyze_now = counting  # type: ignore[method-assign]
+        edit(state, "root.md", tmp_path, 1, 8, "1")
+        await settle(state)
+        assert len(waiting) == 31 and max(waiting) <= QUEUED_FOR_WORKER - 1
+        assert sorted(recorder.published) == sorted(["root.md", *(f"leaf{k}.md" for k in range(30))])
+        assert all([d.code for d in state.analyses[(tmp_path / f"leaf{k}.md").as_uri()][1].diagnostics] == ["C001"]
+                   for k in range(30))  # fmt: skip
 
     asyncio.run(scenario())
