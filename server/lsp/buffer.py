@@ -21,6 +21,7 @@ import bisect
 import re
 
 from scaling_core.text import LineIndex
+from server.lsp.long_join import join_pieces
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 #: Line starts per block (a block is split at twice this).
@@ -161,7 +162,7 @@ class TextBuffer:
                 text = pieces[0][0]
             else:
                 chunks = _chunks(pieces)
-                text = "".join(chunks)
+                text = join_pieces(chunks)  # a long text: the lock passes to the event loop between pieces
                 # The same text in whole strings, for the next version to view: an edit reading the
                 # layout on the event loop meanwhile sees the old one or this one, each whole.
                 self._layout = _whole(chunks)

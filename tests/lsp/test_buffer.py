@@ -10,9 +10,11 @@ from lsprotocol import types
 
 from scaling_core import LineIndex
 from server.lsp import buffer as buffer_module
+from server.lsp import long_join
 from server.lsp.buffer import BufferIndex, TextBuffer
 from server.lsp.documents import Document, apply_changes
 
+LONG_TEXT = long_join.LONG_TEXT
 EXAMPLES = int(os.environ.get("MARGIN_HYPOTHESIS_EXAMPLES", "0"))
 PIECES = st.sampled_from(["\n", "\r\n", "\r", "x", "é", "😀", "\u2028", "ab\ncd", "\r\r\n\n", "", "line one\nline two"])
 TEXTS = st.lists(PIECES, max_size=30).map("".join)
@@ -40,6 +42,7 @@ def test_edits_give_the_text_and_lines_of_a_plain_string(
     # Small blocks and chunks: edits cross them; the text is joined (re-chunked) between some edits.
     saved = buffer_module.BLOCK, buffer_module.CHUNK, buffer_module._SMALL, buffer_module.LINES_SLICE
     buffer_module.BLOCK, buffer_module.CHUNK, buffer_module._SMALL, buffer_module.LINES_SLICE = 3, 4, 2, 3
+    long_join.LONG_TEXT = 0  # joined as a long text is: piece by piece
     try:
         buffer, text = TextBuffer(start), start
         if joins[-1]:
@@ -55,6 +58,7 @@ def test_edits_give_the_text_and_lines_of_a_plain_string(
         same(buffer, text)
     finally:
         buffer_module.BLOCK, buffer_module.CHUNK, buffer_module._SMALL, buffer_module.LINES_SLICE = saved
+        long_join.LONG_TEXT = LONG_TEXT
 
 
 @settings(max_examples=EXAMPLES or 200, deadline=None)

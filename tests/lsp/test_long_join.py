@@ -1,0 +1,64 @@
+"""Joining a long text piece by piece, the lock released for each copy: the same string as ``"".join``."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from server.lsp import long_join
+from server.lsp.long_join import join_pieces
+
+EXAMPLES = int(os.environ.get("MARGIN_HYPOTHESIS_EXAMPLES", "0"))
+#: Characters of every width a string can have: ASCII, Latin-1, two bytes (and lone surrogates), four bytes.
+CHARACTERS = st.sampled_from(["a", "\n", "\x00", "é", "ÿ", "ā", "€", "\ud800", "\udfff", "𝑥", "😀"])
+PIECES = st.lists(st.lists(CHARACTERS, max_size=12).map("".join), min_size=1, max_size=8)
+
+
+@settings(max_examples=EXAMPLES or 300, deadline=None)
+@given(PIECES)
+def test_the_joined_text_is_the_string_join_makes(pieces: list[str]) -> None:
+    saved, long_join.LONG_TEXT = long_join.LONG_TEXT, 0  # every text takes the long path
+    try:
+        joined = join_pieces(pieces)
+    finally:
+        long_join.LONG_TEXT = saved
+    expected = "".join(pieces)
+    assert joined == expected and hash(joined) == hash(expected)
+    assert sys.getsizeof(joined) == sys.getsizeof(expected)  # the same width: a wider one would compare unequal
+    assert joined.isascii() == expected.isascii() and {expected: 1}.get(joined) == 1
+    assert [ord(c) for c in joined] == [ord(c) for c in expected]
+
+
+MIXED = ["x" * 65_536] * 10 + ["é" * 65_536] * 5 + ["ā" * 1000, "😀" * 1000] + ["line\n" * 13_107] * 5
+
+
+@pytest.mark.skipif(sys.implementation.name != "cpython", reason="the long path is CPython's")
+@pytest.mark.parametrize(
+    "pieces", [MIXED, ["line\n" * 13_107] * 20, ["é" * 65_536] * 16], ids=["mixed", "ascii", "latin-1"]
+)
+def test_a_long_text_is_copied_piece_by_piece_with_the_lock_released(
+    pieces: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copies: list[int] = []
+    memmove = ctypes.memmove  # a foreign function: the interpreter lock is released while it runs
+
+    def counted(destination: int, source: int, size: int) -> int:
+        copies.append(size)
+        return memmove(destination, source, size)
+
+    monkeypatch.setattr(ctypes, "memmove", counted)
+    joined = join_pieces(pieces)
+    assert joined == "".join(pieces) and len(joined) >= long_join.LONG_TEXT
+    widest = max(map(ord, set(joined)))
+    width = 4 if widest > 0xFFFF else 2 if widest > 0xFF else 1
+    assert len(copies) == len(pieces) and sum(copies) == width * len(joined)  # each piece, at the text's width
+
+
+def test_a_short_text_is_joined_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ctypes, "memmove", None)
+    assert join_pieces(["a", "é", "😀"]) == "aé😀"
