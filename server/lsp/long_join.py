@@ -20,6 +20,7 @@ checks the result against ``"".join`` for every mix of kinds.
 
 from __future__ import annotations
 
+import re
 import sys
 
 #: Texts shorter than this are joined with ``"".join`` (a 1 MB join holds the lock ~1 ms).
@@ -30,14 +31,16 @@ def _header_sizes() -> tuple[int, int, int] | None:
     """Bytes before the characters of a compact ASCII and other compact strings, and before a bytes object's."""
     if sys.implementation.name != "cpython":
         return None
-    ascii_header = sys.getsizeof("a") - 2  # one character and the terminating NUL, one byte each
-    other = {sys.getsizeof(sample) - 2 * kind for sample, kind in (("é", 1), ("ā", 2), ("𝑥", 4))}
+    # Fresh strings of two characters: a one-character one may be a static string with its UTF-8 form kept.
+    ascii_header = sys.getsizeof("a" * 2) - 3  # two characters and the terminating NUL, one byte each
+    other = {sys.getsizeof(chr(code) * 2) - 3 * kind for code, kind in ((0xE9, 1), (0x101, 2), (0x1D465, 4))}
     if len(other) != 1:
         return None
     return ascii_header, other.pop(), sys.getsizeof(b"") - 1
 
 
 _HEADERS = _header_sizes()
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _WIDEN = {2: "utf-16-le", 4: "utf-32-le"}  # a narrower piece's characters at the string's width
 
 
@@ -72,10 +75,18 @@ def join_pieces(pieces: list[str]) -> str:
 
 
 def _kind(piece: str) -> int:
-    """Bytes per character of a compact string (1, 2 or 4), or 0 when ``piece`` is not one."""
+    """Bytes per character of a compact string (1, 2 or 4), or 0 when ``piece`` is not one.
+
+    A string may keep its UTF-8 form beside it, counted in its size: the sizes
+    of the three widths then still tell them apart, except a two-byte string
+    whose UTF-8 form is one byte longer than twice its length, which has the
+    size of a four-byte one; a four-byte width is believed only with a
+    character beyond U+FFFF in the string.
+    """
     assert _HEADERS is not None
-    if piece.isascii():
+    if piece.isascii():  # an ASCII string's UTF-8 form is its characters: nothing beside them
         return 1 if sys.getsizeof(piece) == _HEADERS[0] + len(piece) + 1 else 0
-    size = sys.getsizeof(piece) - _HEADERS[1]
-    kind, rest = divmod(size, len(piece) + 1)
-    return kind if rest == 0 and kind in (1, 2, 4) else 0
+    kind, rest = divmod(sys.getsizeof(piece) - _HEADERS[1], len(piece) + 1)
+    if rest or kind not in (1, 2, 4) or (kind == 4 and _ASTRAL.search(piece) is None):
+        return 0
+    return kind

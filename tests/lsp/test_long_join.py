@@ -59,6 +59,21 @@ def test_a_long_text_is_copied_piece_by_piece_with_the_lock_released(
     assert len(copies) == len(pieces) and sum(copies) == width * len(joined)  # each piece, at the text's width
 
 
+@pytest.mark.skipif(sys.implementation.name != "cpython", reason="the long path is CPython's")
+@pytest.mark.parametrize("piece", ["ā€", "āā€€" * 3 + "a", "éé", "é" * 9 + "a", "😀ā", "€"])
+def test_a_piece_that_keeps_its_utf8_form_is_still_read_at_its_width(
+    piece: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A two-byte piece whose UTF-8 form is one byte longer than twice its length has a four-byte piece's size.
+    fresh = piece[:1] + piece[1:]  # not a constant shared with other tests
+    as_utf8 = ctypes.pythonapi.PyUnicode_AsUTF8AndSize  # what C code reading a str as UTF-8 calls: the form is kept
+    as_utf8.restype, as_utf8.argtypes = ctypes.c_void_p, (ctypes.py_object, ctypes.c_void_p)
+    as_utf8(fresh, None)
+    monkeypatch.setattr(long_join, "LONG_TEXT", 0)
+    pieces = ["x" * 10, fresh, "ā" * 3, fresh]
+    assert join_pieces(pieces) == "".join(pieces) and join_pieces([fresh]) == fresh
+
+
 def test_a_short_text_is_joined_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ctypes, "memmove", None)
     assert join_pieces(["a", "é", "😀"]) == "aé😀"
