@@ -133,7 +133,11 @@ class ChunkCache:
         """Forget placements of chunks the latest extraction did not use (and all placed regions if not
         ``keep_regions``)."""
         self._placed = {chunk: self._placed[chunk] for chunk in self._entries if chunk in self._placed}
-        self._regions, self._next_regions = self._next_regions if keep_regions else {}, {}
+        placed, self._next_regions = self._next_regions, {}
+        self._regions = placed if keep_regions else {}
+        if not keep_regions:  # one chunk's regions at a time: all at once held the interpreter lock 45 ms (20 MB)
+            while placed:
+                placed.popitem()
 
     @property
     def placed_region_count(self) -> int:

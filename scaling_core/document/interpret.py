@@ -93,6 +93,7 @@ class Interpreter(Checking):
         """
         self.evaluator.on_name = None
         self.evaluator = None  # type: ignore[assignment]
+        self.parsed.forget()
 
     # -- a region: evaluate, then apply ----------------------------------------
     def evaluate(self, region: Region, scope: Scope, *, quiet: bool = False) -> Effects:

@@ -139,3 +139,28 @@ def test_a_moved_tree_is_the_tree_read_there() -> None:
     moved, _ = parse_statements(tokenize(text, 1234)[0], lambda s: s in ("s", "h", "ms", "GiB", "GB"))
     assert [rebased(s, 1234) for s in statements] == moved
     assert rebased(statements[0], 0) is statements[0]
+
+
+def test_a_full_memo_forgets_its_oldest_entries_and_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    memo: dict[str, int] = {}
+    monkeypatch.setattr(parse_memo, "MAX_ENTRIES", 8)
+    monkeypatch.setattr(parse_memo, "EVICTED", 3)
+    for number in range(10):
+        parse_memo._keep(memo, f"text {number}", number)
+    # Full at the ninth: the three oldest went, one at a time; the tenth fitted.
+    assert list(memo) == [f"text {n}" for n in range(3, 10)]
+    # A draft with far more distinct texts than the memo holds reads as without a memo.
+    spans = "".join(f"`{n} * 2 = {n * 2}` and `{n} + 1 = {n + 1}`, again `{n} * 2 = {n * 2}`.\n\n" for n in range(40))
+    blocks = "".join(f"```calc\nx{n} = {n} ms\nx{n} == {n} ms\n```\n\n" for n in range(40))
+    assert_memo_changes_nothing(spans + blocks + spans + blocks, monkeypatch)
+
+
+def test_forget_empties_every_table() -> None:
+    memo = parse_memo.ParseMemo(lambda spelling: spelling == "ms")
+    memo.code_span("2 * 3 = 6", 0)
+    memo.claim("2 * 3", 0)
+    memo.block("x = 2 ms\n", [(0, "x = 2 ms")], 9)
+    tables = (memo._spans, memo._claims, memo._blocks)
+    assert all(tables)
+    memo.forget()
+    assert not any(tables)
