@@ -239,7 +239,7 @@ async def _huge_session(editor: Editor, size: int, burst: int) -> Row:
     row.first_s = await editor.published(uri, 1) - began
     row.rss_open = editor.rss_mb()
     opening = await editor.loop_max_ms(reset=True)  # the loop max column then shows typing alone
-    row.notes.append(f"longest event-loop turn while opening it (the 20 MB message): {opening:.0f} ms")
+    row.notes.append(f"longest event-loop turn while opening it (its message decoded off the loop): {opening:.0f} ms")
     session = Session(editor, uri, text)
     line, column = shapes.plan(text[:200_000]).typing["top"]
     row.edits["keystroke"] = [await session.type(line, column, 0) * 1e3]

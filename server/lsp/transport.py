@@ -33,6 +33,8 @@ from typing import Any, Protocol
 from cattrs import transform_error
 from lsprotocol import types
 
+from server.lsp.long_message import LONG_BODY_BYTES, decode_long_body
+
 log = logging.getLogger(__name__)
 
 #: How long messages already read are dispatched before the event loop gets a turn (seconds).
@@ -107,7 +109,8 @@ class FrameReader:
             while len(self._buffer) < end:
                 if not await self._more():
                     return None
-            body = bytes(self._buffer[match.end() : end])
+            with memoryview(self._buffer) as view:  # one copy (a slice of the bytearray would be another)
+                body = bytes(view[match.end() : end])
             del self._buffer[:end]
             return body
 
@@ -161,6 +164,22 @@ def dispatch(protocol: Dispatcher, body: bytes, frames: FrameReader) -> None:
     except (ValueError, RecursionError) as error:  # JSONDecodeError, UnicodeDecodeError, too deep
         frames.reread(body, f"not JSON: {error}")
         return
+    dispatch_decoded(protocol, data, body)
+
+
+async def dispatch_long(protocol: Dispatcher, body: bytes, frames: FrameReader) -> None:
+    """:func:`dispatch` for a long body, decoded in a thread a slice at a time (``long_message.py``): the event
+    loop runs meanwhile, and the next message waits for this one."""
+    try:
+        data = await asyncio.get_running_loop().run_in_executor(None, decode_long_body, body)
+    except (ValueError, RecursionError) as error:
+        frames.reread(body, f"not JSON: {error}")
+        return
+    dispatch_decoded(protocol, data, body)
+
+
+def dispatch_decoded(protocol: Dispatcher, data: Any, body: bytes) -> None:
+    """Hand on the JSON value of one body; answer what cannot be handled."""
     if not isinstance(data, dict) or data.get("jsonrpc") != "2.0":
         log.error("margin: ignored a message that is not a JSON-RPC 2.0 object: %.200s", body)
         if isinstance(data, dict) and isinstance(data.get("id"), (int, str)) and "method" in data:
@@ -245,6 +264,7 @@ async def serve(protocol: Dispatcher, read: Callable[[], Awaitable[bytes]], stop
     thousand keystrokes sent at once: 200 ms of ``didChange`` in a 20 MB
     draft) would be one event-loop turn; every :data:`TURN_SECONDS` the loop
     gets a turn for its other work (replies, timers, finished analyses).
+    A long body (a big draft opened) is decoded off the loop (:func:`dispatch_long`).
     """
     frames = FrameReader(read)
     loop = asyncio.get_running_loop()
@@ -253,7 +273,10 @@ async def serve(protocol: Dispatcher, read: Callable[[], Awaitable[bytes]], stop
         body = await frames.next_body()
         if body is None:
             return
-        dispatch(protocol, body, frames)
+        if len(body) >= LONG_BODY_BYTES:
+            await dispatch_long(protocol, body, frames)
+        else:
+            dispatch(protocol, body, frames)
         if loop.time() - since > TURN_SECONDS:
             await asyncio.sleep(0)
             since = loop.time()
