@@ -9,6 +9,7 @@ cut somewhere, and the result (or the error) is compared with ``json.loads``.
 from __future__ import annotations
 
 import json
+import os
 import threading
 from typing import Any
 
@@ -23,7 +24,11 @@ from server.lsp.long_message import decode_long_body
 TRICKY = st.sampled_from(['"', "\\", "\n", "\t", "\x00", "\x1f", "/", "é", "€", "\u2028", "😀", "\U0010ffff", "a"])
 TEXTS = st.lists(st.one_of(TRICKY, st.text(max_size=6)), max_size=60).map("".join)
 SURROGATES = st.lists(st.sampled_from(["\ud83d", "\ude00", "\udfff", "x"]), max_size=8).map("".join)
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+#: ``MARGIN_HYPOTHESIS_EXAMPLES`` raises the count, as for the other property tests.
+EXAMPLES = int(os.environ.get("MARGIN_HYPOTHESIS_EXAMPLES", "0"))
+SETTINGS = settings(
+    max_examples=EXAMPLES or 300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 
 
 def _outcome(decode: Any, body: bytes) -> tuple[str, Any]:
