@@ -48,6 +48,9 @@ _FLIPPED = {"<": ">", ">": "<", "≤": "≥", "≥": "≤"}
 class Checking:
     """Checks of claimed values against computed ones (mixed into the interpreter)."""
 
+    #: The interpreter's ``release`` deletes the evaluator (a class compiled with mypyc must be told that it may).
+    __deletable__ = ("evaluator",)
+
     registry: UnitRegistry
     text: str
     tolerance: float

@@ -12,7 +12,6 @@ and applying effects the region cache kept.  Checks of claimed values are in
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from scaling_core import prelude
 from scaling_core.diagnostics import Diagnostic, make_diagnostic
@@ -52,37 +51,50 @@ def internal_error(error: BaseException, span: Span, what: str = "this statement
     return make_diagnostic("E999", f"internal error: {detail}; {what} is not checked, please report it", span)
 
 
-@dataclass
 class Interpreter(Checking):
     """Evaluates one document's regions and gathers their effects into results and a scope."""
 
-    registry: UnitRegistry
-    text: str
-    records: dict[str, Record]
-    path: str
-    tolerance: float
-    limits: Limits
-    import_names: Callable[[ast.Import], dict[str, Binding]]
-    #: Whether each definition carries the fingerprint of its value (region-cache keys read it).
-    stamp_bindings: bool = False
-    #: What the analysis (with what it imports) has spent of its limits; a fresh one when None.
-    budget: Budget | None = None
-    #: What the applied effects add up to.
-    results: Results = field(default_factory=Results)
+    def __init__(
+        self,
+        registry: UnitRegistry,
+        text: str,
+        records: dict[str, Record],
+        path: str,
+        tolerance: float,
+        limits: Limits,
+        import_names: Callable[[ast.Import], dict[str, Binding]],
+        *,
+        stamp_bindings: bool = False,
+        budget: Budget | None = None,
+    ) -> None:
+        """An interpreter for ``text`` (at ``path``), with no region applied yet.
 
-    def __post_init__(self) -> None:
+        ``stamp_bindings``: each definition carries the fingerprint of its
+        value (region-cache keys read it).  ``budget``: what the analysis, with
+        what it imports, has spent of its limits; a fresh one when None.
+        """
+        self.registry = registry
+        self.text = text
+        self.records = records
+        self.path = path
+        self.tolerance = tolerance
+        self.limits = limits
+        self.import_names = import_names
+        self.stamp_bindings = stamp_bindings
+        #: What the applied effects add up to.
+        self.results = Results()
         #: The document's scope, which :meth:`apply` writes into.
-        self.scope = Scope(self.records)
+        self.scope = Scope(records)
         #: The region being evaluated: its view of the scope (begun anew for each) and what it has produced.
         self.region_scope = RegionScope(self.scope)
         self.out = Recording()
         self.evaluator = Evaluator(
-            self.registry, self.region_scope.lookup, self.region_scope.visible_names, prelude.call, self.limits,
-            budget=self.budget or Budget(self.limits),
+            registry, self.region_scope.lookup, self.region_scope.visible_names, prelude.call, limits,
+            budget=budget or Budget(limits),
         )  # fmt: skip
         self.evaluator.on_name = self.record_reference
         #: What the lexer and parser made of each text already read (drafts repeat code spans and blocks).
-        self.parsed = ParseMemo(self.registry.__contains__)  # not self.is_unit: no cycle through the memo
+        self.parsed = ParseMemo(registry.__contains__)  # not self.is_unit: no cycle through the memo
 
     def release(self) -> None:
         """Break the interpreter <-> evaluator cycle once the analysis is done.
@@ -92,7 +104,7 @@ class Interpreter(Checking):
         and 50-120 ms collector pauses in the language server).
         """
         self.evaluator.on_name = None
-        self.evaluator = None  # type: ignore[assignment]
+        del self.evaluator
         self.parsed.forget()
 
     # -- a region: evaluate, then apply ----------------------------------------

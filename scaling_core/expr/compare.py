@@ -28,7 +28,7 @@ from functools import lru_cache
 from scaling_core.records import record
 from scaling_core.units import dimension
 from scaling_core.units.arrays import is_array, numpy, typical
-from scaling_core.units.quantity import Quantity, unify
+from scaling_core.units.quantity import Magnitude, Quantity, unify
 
 _MANTISSA = re.compile(r"^[+-]?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?")
 _EQUALITY = ("=", "==", "≈")
@@ -167,7 +167,8 @@ def _allowance(
     """How far below and above the claim the computed value may lie (magnitudes)."""
     value = claimed.value
     swept = type(value) is not float and is_array(value)
-    reference = numpy().abs(value) if swept else abs(float(value))
+    # Annotated: mypy would type the branches' union as float, and a compiled build would then refuse a sweep.
+    reference: Magnitude = numpy().abs(value) if swept else abs(float(value))
     if explicit_absolute is not None:
         unify(explicit_absolute, claimed, "compare")
         width = abs(explicit_absolute.value)
@@ -196,13 +197,13 @@ def _holds(left: object, op: str, right: object, allowance: tuple[object, object
             return -below <= beyond <= above
         return {"<": a < b, "≤": a <= b, ">": a > b, "≥": a >= b}[op]
     np = numpy()
-    a = np.asarray(left, dtype=np.float64)
-    b = np.asarray(right, dtype=np.float64)
+    xs = np.asarray(left, dtype=np.float64)  # not ``a``/``b``: those are floats above, and mypyc keeps them so
+    ys = np.asarray(right, dtype=np.float64)
     if op in _EQUALITY:
-        below, above = (np.asarray(x) * (1 + 1e-9) + 1e-300 for x in allowance)
-        beyond = (a - b) * np.where(b < 0, -1.0, 1.0)
-        return bool(np.all((beyond >= -below) & (beyond <= above)))
-    results = {"<": a < b, "≤": a <= b, ">": a > b, "≥": a >= b}
+        lows, highs = (np.asarray(x) * (1 + 1e-9) + 1e-300 for x in allowance)
+        off = (xs - ys) * np.where(ys < 0, -1.0, 1.0)
+        return bool(np.all((off >= -lows) & (off <= highs)))
+    results = {"<": xs < ys, "≤": xs <= ys, ">": xs > ys, "≥": xs >= ys}
     return bool(np.all(results[op]))
 
 
@@ -211,7 +212,7 @@ def _implied_prefix(
     unannotated: bool,
     claimed: Quantity,
     op: str,
-    allowance: tuple[object, object],
+    allowance: tuple[Magnitude, Magnitude],
     dim: int,
     claim_factor: float,
 ) -> str | None:
@@ -231,14 +232,14 @@ def _implied_prefix(
             if abs(claim_factor / 1000.0**power - 1) < 1e-9:
                 rescaled = claimed.value * 1.024**power
                 low, high = allowance
-                widened = (low * 1.024**power, high * 1.024**power)  # type: ignore[operator]
+                widened = (low * 1.024**power, high * 1.024**power)
                 if _holds(computed.value, op, rescaled, widened):
                     return f"{name}{symbol} (the claim's {_DECIMAL_NAMES[power]}{symbol} read as binary)"
     return None
 
 
 def _nearest_reading(
-    value: object, dim: int, claimed: object, claim_factor: float
+    value: Magnitude, dim: int, claimed: object, claim_factor: float
 ) -> tuple[str | None, Quantity] | None:
     """The reading of a plain number nearest the claim: in the claim's own unit, or with a decimal prefix."""
     a, b = typical(value), typical(claimed)
@@ -257,7 +258,7 @@ def _nearest_reading(
     name, factor = min(readings, key=lambda reading: abs(distance + math.log(reading[1])))  # the first of equals
     if abs(distance + math.log(factor)) > math.log(_NEAREST_WITHIN):
         return None  # no reading comes close: naming one would not help
-    return name, Quantity(value * factor, dim)  # type: ignore[operator]
+    return name, Quantity(value * factor, dim)
 
 
 def _slip(computed: object, claimed: object) -> str | None:

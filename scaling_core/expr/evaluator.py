@@ -45,6 +45,9 @@ _LEFT_ASSOCIATIVE = frozenset(("+", "-", "*", "/"))
 CallHandler = Callable[["Evaluator", ast.Call], Value]
 
 
+_NO_BUDGET = Budget(Limits())
+
+
 @dataclass
 class Evaluator:
     """Evaluates expressions against a name lookup; collects hints on the way."""
@@ -61,10 +64,10 @@ class Evaluator:
     #: Called with each name that resolves through ``lookup`` (for references).
     on_name: Callable[[ast.Name], None] | None = None
     #: What the analysis has spent of its limits (shared with child evaluators and imported drafts).
-    budget: Budget = None  # type: ignore[assignment]  # set in __post_init__ when not given
+    budget: Budget = _NO_BUDGET  # replaced in __post_init__ when not given
 
     def __post_init__(self) -> None:
-        if self.budget is None:
+        if self.budget is _NO_BUDGET:
             self.budget = Budget(self.limits)
 
     def child(self, lookup: Callable[[str], Value | None]) -> Evaluator:

@@ -16,7 +16,7 @@ from scaling_core.expr.evaluator import Evaluator
 from scaling_core.expr.values import mismatch_message
 from scaling_core.units import dimension
 from scaling_core.units.arrays import is_array, numpy
-from scaling_core.units.quantity import Quantity, UnitError, unify
+from scaling_core.units.quantity import Magnitude, Quantity, UnitError, unify
 
 Implementation = Callable[[Evaluator, ast.Call, list[Quantity]], Quantity]
 
@@ -45,8 +45,8 @@ def _exp(v: float) -> float:
         return math.inf  # as numpy.exp; the evaluator reports the non-finite result (E002)
 
 
-def _positive(value: object) -> bool:
-    return bool(numpy().all(value > 0)) if is_array(value) else float(value) > 0  # type: ignore[arg-type, operator]
+def _positive(value: Magnitude) -> bool:
+    return bool(numpy().all(value > 0)) if is_array(value) else float(value) > 0
 
 
 def _dimensionless(

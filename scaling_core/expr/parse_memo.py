@@ -18,11 +18,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from itertools import islice
-from typing import Any
+from typing import Any, ClassVar
 
 from scaling_core.diagnostics import Diagnostic, Fix, Related
+from scaling_core.expr import chain
 from scaling_core.expr import syntax as ast
-from scaling_core.expr.chain import Equation, read_code_span
+from scaling_core.expr.chain import Equation
 from scaling_core.expr.lexer import tokenize, tokenize_lines
 from scaling_core.expr.parser import parse_claim_expression, parse_statements
 from scaling_core.expr.plain_lines import read_plain_block, read_plain_claim, read_plain_text
@@ -30,6 +31,8 @@ from scaling_core.text import Span, new_span
 
 #: Texts longer than this are read afresh each time (long blocks seldom repeat; it bounds the memo's memory).
 MAX_TEXT = 2_000
+#: A module variable, not an import, so that mypyc looks it up at each call (tests count the reads).
+read_code_span = chain.read_code_span
 #: Entries kept per kind of text (a 50 MB draft has millions of code spans).
 MAX_ENTRIES = 8_192
 #: Entries a full memo forgets at once, the oldest first.
@@ -45,18 +48,18 @@ class ParseMemo:
     """What the lexer and parser made of each text this analysis read, by text."""
 
     #: Whether plain calc lines are read straight into trees (``plain_lines.py``); tests turn it off to compare.
-    plain_lines = True
+    plain_lines: ClassVar[bool] = True  # ClassVar: compiled, a plain attribute would ignore a patch of the class
 
     def __init__(self, is_unit: Callable[[str], bool]) -> None:
         self.is_unit = is_unit
         self._spans: dict[str, tuple[int, list[Equation]]] = {}
         self._claims: dict[str, tuple[int, Claim]] = {}
-        self._inline: dict[str, tuple[int, Statements]] = {}
+        self._inline_memo: dict[str, tuple[int, Statements]] = {}
         self._blocks: dict[tuple[Any, ...], tuple[int, Statements]] = {}
 
     def forget(self) -> None:
         """Empty the memo one entry at a time (a whole one freed at once holds the interpreter lock: see :func:`_keep`)."""
-        for memo in (self._spans, self._claims, self._inline, self._blocks):
+        for memo in (self._spans, self._claims, self._inline_memo, self._blocks):
             _forget(memo, len(memo))
 
     def code_span(self, text: str, base: int) -> tuple[list[Equation], int]:
@@ -91,7 +94,7 @@ class ParseMemo:
 
     def inline(self, text: str, base: int) -> Statements:
         """A ``{calc}`` role's ``text`` (at ``base``) read as statements."""
-        known = self._inline.get(text)
+        known = self._inline_memo.get(text)
         if known is not None:
             return _statements(known[1], base - known[0])
         plain = read_plain_text(text, base, self.is_unit) if self.plain_lines else None
@@ -100,7 +103,7 @@ class ParseMemo:
         else:
             tokens, problems = tokenize(text, base)
             statements = (problems, *parse_statements(tokens, self.is_unit))
-        _keep(self._inline, text, (base, statements))
+        _keep(self._inline_memo, text, (base, statements))
         return statements
 
     def block(
