@@ -1,6 +1,8 @@
 """Engine benchmark: unit arithmetic ns/op and `margin check` lines/s.
 
 Run: ``python bench/bench_engine.py [--scaling]``.  Prints figures; asserts nothing.
+It says first whether the engine it times is compiled (a ``MARGIN_COMPILE=1``
+install) or pure Python, the default.
 Compares the full analysis of a generated 10,000-line draft with a bare
 markdown-it-py parse (CommonMark, inline rules on) of the same text, times the
 whole ``margin check`` process on a 4,500-line chapter (the size of a real
@@ -29,6 +31,7 @@ from bench.corpus import book_like, dense  # noqa: E402
 from scaling_core import analyze_document  # noqa: E402
 from scaling_core.config import Config  # noqa: E402
 from scaling_core.document.incremental import RegionCache  # noqa: E402
+from scaling_core.expr import evaluator  # noqa: E402  (compiled in a compiled engine)
 from scaling_core.units import dimension  # noqa: E402
 from scaling_core.units.quantity import Quantity  # noqa: E402
 from server.collector import collector_held_for_analysis  # noqa: E402
@@ -167,6 +170,11 @@ def _time_analysis(text: str, cache: RegionCache | None) -> float:
 if __name__ == "__main__":
     gc.set_threshold(100_000, 50, 50)  # as server/launch.py sets for every margin command
     print(keep_bytecode())
+    print(
+        'engine: compiled with mypyc (docs/cli.md, "A compiled engine")'
+        if not (evaluator.__file__ or "").endswith(".py")
+        else 'engine: pure Python (a MARGIN_COMPILE=1 install compiles it: docs/cli.md, "A compiled engine")'
+    )
     unit_arithmetic()
     throughput("book-like", book_like(10_000))
     throughput("dense", dense(10_000))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,10 +34,22 @@ if TYPE_CHECKING:
     from scaling_core.document.session import Evaluation
 
 
+def compiled_engine() -> bool:
+    """Whether this install's engine was compiled with mypyc (docs/cli.md, "A compiled engine")."""
+    from scaling_core.expr import evaluator  # a compiled engine compiles it (build_support/compiled-modules.txt)
+
+    return (evaluator.__file__ or "").endswith(tuple(EXTENSION_SUFFIXES))
+
+
+def version_line() -> str:
+    """What ``margin --version`` prints: the version, and whether the engine is compiled."""
+    return f"margin {scaling_core.__version__}" + (" (compiled engine)" if compiled_engine() else "")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(prog="margin", description="Unit tests for technical writing.")
-    parser.add_argument("--version", action="version", version=f"margin {scaling_core.__version__}")
+    parser.add_argument("--version", action="version", version=version_line())
     parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)

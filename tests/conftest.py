@@ -8,6 +8,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -18,6 +19,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Servers the tests start keep their generated-code cache here, not in the user's home.
 os.environ.setdefault("MARGIN_CACHE_DIR", tempfile.mkdtemp(prefix="margin-test-cache-"))
+
+
+def compiled(module: ModuleType) -> bool:
+    """Whether ``module`` was loaded compiled (a ``MARGIN_COMPILE=1`` build, docs/cli.md "A compiled engine")."""
+    return not (module.__file__ or "").endswith(".py")
 
 
 def margin(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
