@@ -9,6 +9,7 @@ offsets, with lexer and parser errors among them, inside block quotes
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -164,3 +165,13 @@ def test_forget_empties_every_table() -> None:
     assert all(tables)
     memo.forget()
     assert not any(tables)
+
+
+def test_forgetting_offers_the_interpreter_lock_every_few_hundred_entries(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Compiled, the loop runs no bytecode: only these sleeps let the language server's event loop in.
+    memo = {f"text {n}": n for n in range(1_000)}
+    sleeps: list[float] = []
+    monkeypatch.setattr(time, "sleep", sleeps.append)
+    parse_memo._forget(memo, 900)
+    assert list(memo) == [f"text {n}" for n in range(900, 1_000)]
+    assert sleeps == [0] * (900 // parse_memo.FORGET_BETWEEN_YIELDS) and len(sleeps) >= 3
