@@ -34,12 +34,16 @@ def compiling() -> bool:
     return os.environ.get("MARGIN_COMPILE", "") == "1"
 
 
-def compiled_paths() -> list[str]:
-    """The files ``compiled-modules.txt`` names (globs expanded, ``__init__.py`` left out), sorted, from the root."""
-    root = Path(__file__).parent.parent
+def compiled_patterns() -> list[str]:
+    """The paths and globs ``compiled-modules.txt`` lists (its comment lines left out)."""
     lines = (Path(__file__).parent / "compiled-modules.txt").read_text(encoding="utf-8").splitlines()
-    patterns = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
-    paths = {path for pattern in patterns for path in root.glob(pattern) if path.name != "__init__.py"}
+    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+
+
+def compiled_paths() -> list[str]:
+    """The files :func:`compiled_patterns` names (globs expanded, ``__init__.py`` left out), sorted, from the root."""
+    root = Path(__file__).parent.parent
+    paths = {path for pattern in compiled_patterns() for path in root.glob(pattern) if path.name != "__init__.py"}
     return sorted(path.relative_to(root).as_posix() for path in paths)
 
 
