@@ -11,41 +11,24 @@ from __future__ import annotations
 import json
 import os
 import select
-import shutil
 import subprocess
 import sys
-import sysconfig
 import time
-import venv
 import zipfile
 from pathlib import Path
 
 import pytest
 
+from tests.cli.fresh_install import copy_working_tree, fresh_venv, run_installed, working_tree_files
 from tests.conftest import ROOT
 
 PACKAGES = ("margin", "scaling_core", "server")
 
 
-def _tracked_files() -> list[str]:
-    listed = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return [name for name in listed.stdout.splitlines() if (ROOT / name).is_file()]
-
-
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The wheel built from a copy of the files a fresh clone has."""
-    source = tmp_path_factory.mktemp("source")
-    for name in _tracked_files():
-        target = source / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / name, target)
+    source = copy_working_tree(tmp_path_factory.mktemp("source"))
     out = tmp_path_factory.mktemp("wheelhouse")
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q", "-w", str(out), str(source)],
@@ -58,19 +41,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A new venv with only the wheel installed; returns its bin folder."""
-    env_dir = tmp_path_factory.mktemp("fresh-venv")
-    venv.EnvBuilder(with_pip=True).create(env_dir)
-    python = env_dir / "bin" / "python"
-    subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", "--no-index", "--no-deps", str(wheel)], check=True, timeout=300
-    )
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True, text=True, check=True,
-    ).stdout.strip()  # fmt: skip
-    ours = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
-    (Path(purelib) / "margin_test_dependencies.pth").write_text("\n".join(sorted(ours)) + "\n", "utf-8")
-    return env_dir / "bin"
+    return fresh_venv(tmp_path_factory.mktemp("fresh-venv"), str(wheel))
 
 
 @pytest.fixture
@@ -80,18 +51,11 @@ def outside(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _run(bin_dir: Path, *args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(cwd), "MARGIN_CACHE_DIR": str(cwd / "cache")}
-    return subprocess.run(
-        [str(bin_dir / args[0]), *args[1:]], cwd=cwd, env=env, input=stdin, capture_output=True, text=True, timeout=120
-    )
-
-
 def test_wheel_ships_every_packaged_file(wheel: Path) -> None:
     """Every tracked non-Python file inside a package (data, typing marker) is in the wheel."""
     names = set(zipfile.ZipFile(wheel).namelist())
     wanted = [
-        name for name in _tracked_files()
+        name for name in working_tree_files()
         if name.split("/")[0] in PACKAGES and not name.endswith(".py") and "__pycache__" not in name
     ]  # fmt: skip
     assert any(name.startswith("scaling_core/hardware/data/chips/") for name in wanted)
@@ -101,7 +65,7 @@ def test_wheel_ships_every_packaged_file(wheel: Path) -> None:
 
 
 def test_installed_modules_come_from_the_venv(installed: Path, outside: Path) -> None:
-    shown = _run(
+    shown = run_installed(
         installed, "python", "-c", "import margin, scaling_core, server; print(scaling_core.__file__)", cwd=outside
     )
     assert shown.returncode == 0, shown.stderr
@@ -109,19 +73,21 @@ def test_installed_modules_come_from_the_venv(installed: Path, outside: Path) ->
 
 
 def test_check_examples_from_outside(installed: Path, outside: Path) -> None:
-    result = _run(installed, "margin", "check", str(ROOT / "examples"), cwd=outside)
+    result = run_installed(installed, "margin", "check", str(ROOT / "examples"), cwd=outside)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "0 failed" in result.stdout and "errors" in result.stdout
-    wrong = _run(installed, "margin", "check", str(ROOT / "examples" / "mistakes" / "wrong-claims.md"), cwd=outside)
+    wrong = run_installed(
+        installed, "margin", "check", str(ROOT / "examples" / "mistakes" / "wrong-claims.md"), cwd=outside
+    )
     assert wrong.returncode == 1 and "C001" in wrong.stdout
 
 
 def test_hardware_and_eval_from_outside(installed: Path, outside: Path) -> None:
-    hardware = _run(installed, "margin", "hardware", cwd=outside)
+    hardware = run_installed(installed, "margin", "hardware", cwd=outside)
     assert hardware.returncode == 0, hardware.stderr
     for chip in ("tpu_v5p", "h100", "b200"):
         assert f"{chip}:" in hardware.stdout
-    evaluated = _run(installed, "margin", "eval", "h100.hbm_bw * 1 s -> GB", cwd=outside)
+    evaluated = run_installed(installed, "margin", "eval", "h100.hbm_bw * 1 s -> GB", cwd=outside)
     assert evaluated.returncode == 0, evaluated.stderr
     assert "GB" in evaluated.stdout
 
@@ -202,14 +168,14 @@ CRASH = (
 
 def test_internal_error_exits_2_with_one_line(installed: Path, outside: Path) -> None:
     (outside / "draft.md").write_text("It takes `2 * 3 = 6`.\n", "utf-8")
-    crashed = _run(installed, "python", "-c", CRASH, "check", "draft.md", cwd=outside)
+    crashed = run_installed(installed, "python", "-c", CRASH, "check", "draft.md", cwd=outside)
     assert crashed.returncode == 2
     (line,) = crashed.stderr.splitlines()
     assert "internal error" in line and "bug in Margin" in line and "RuntimeError: crafted failure" in line
     saved = Path(line.split("traceback saved to ")[1].split(";")[0])
     assert "Traceback" in saved.read_text("utf-8") and "crafted failure" in saved.read_text("utf-8")
     saved.unlink()
-    debug = _run(installed, "python", "-c", CRASH, "check", "--debug", "draft.md", cwd=outside)
+    debug = run_installed(installed, "python", "-c", CRASH, "check", "--debug", "draft.md", cwd=outside)
     assert debug.returncode == 2
     assert debug.stderr.startswith("Traceback (most recent call last)")
     assert "check_command.py" in debug.stderr and "\nRuntimeError: crafted failure\n" in debug.stderr

@@ -14,23 +14,19 @@ environment once.
 
 from __future__ import annotations
 
-import functools
 import os
 import shutil
-import ssl
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from tests.cli.fresh_install import copy_working_tree, index_problem
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
 
-PYPI = "https://pypi.org/simple"
 GIT_SETTINGS = ("user.name=margin-tests", "user.email=margin-tests@example.invalid", "commit.gpgsign=false")
 GIT = ["git", *(word for setting in GIT_SETTINGS for word in ("-c", setting))]
 #: What pip prints when it cannot get a package (in pre-commit's error report).
@@ -61,51 +57,19 @@ def _git(*args: str, cwd: Path) -> str:
     return subprocess.run([*GIT, *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
 
 
-def _pip_index() -> str:
-    """The index pip installs from: PIP_INDEX_URL, pip's configuration, or PyPI."""
-    if os.environ.get("PIP_INDEX_URL"):
-        return os.environ["PIP_INDEX_URL"].split()[0]
-    configured = subprocess.run(
-        [sys.executable, "-m", "pip", "config", "get", "global.index-url"], capture_output=True, text=True, timeout=60
-    )
-    return configured.stdout.strip() if configured.returncode == 0 and configured.stdout.strip() else PYPI
-
-
-@functools.cache
-def index_problem() -> str | None:
-    """Why pip's package index cannot be reached (10 s at most), or None when it answers."""
-    index = _pip_index()
-    if not index.startswith(("http://", "https://")):
-        return None
-    try:
-        context = ssl.create_default_context(cafile=os.environ.get("PIP_CERT") or None)
-        with urllib.request.urlopen(f"{index.rstrip('/')}/pathspec/", timeout=10, context=context):
-            return None
-    except urllib.error.HTTPError:
-        return None  # it answered
-    except (OSError, ValueError) as error:  # URLError and timeouts are OSErrors
-        return f"the package index {index} cannot be reached ({error}); pre-commit installs the hook from it"
-
-
 @pytest.fixture(scope="module")
 def pypi() -> None:
     """Skip the module when git is missing or the package index cannot be reached."""
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
     if problem := index_problem():
-        pytest.skip(problem)
+        pytest.skip(f"{problem}; pre-commit installs the hook from it")
 
 
 @pytest.fixture(scope="module")
 def hook_repo(tmp_path_factory: pytest.TempPathFactory, pypi: None) -> tuple[Path, str]:
     """A committed snapshot of the working tree, as a fresh clone would have it; (path, commit)."""
-    snapshot = tmp_path_factory.mktemp("hook-repo")
-    listed = _git("ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=ROOT).split("\0")
-    for name in filter(None, listed):
-        source = ROOT / name
-        if source.is_file():  # a tracked file deleted in the working tree is not copied
-            (snapshot / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, snapshot / name)
+    snapshot = copy_working_tree(tmp_path_factory.mktemp("hook-repo"))
     _git("init", "-q", cwd=snapshot)
     _git("add", "-A", cwd=snapshot)
     _git("commit", "-q", "-m", "snapshot of the working tree", cwd=snapshot)
