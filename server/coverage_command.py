@@ -15,6 +15,7 @@ from pathlib import Path
 from scaling_core import analyze_document
 from scaling_core.document.analysis import ImportContext
 from server.check_command import load_drafts, write_output
+from server.collector import collector_held_for_analysis
 from server.workspace import Project, UsageError, find_project, make_loader
 
 FORMATS = ("text", "json", "markdown", "html")
@@ -58,7 +59,8 @@ def run_coverage(args: argparse.Namespace) -> int:
     project = _project(args)
     drafts = load_drafts(args, project)
     context = ImportContext(make_loader(project))
-    analyses = [analyze_document(d.text, d.path, project.config, context=context) for d in drafts]
+    with collector_held_for_analysis():  # as `margin check` holds it (server/check_command.py)
+        analyses = [analyze_document(d.text, d.path, project.config, context=context) for d in drafts]
     report = coverage_of(analyses, context)
     if args.format == "json":
         output = to_json(report)

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scaling_core import ImportContext, analyze_document
+from server.collector import collector_held_for_analysis
 from server.workspace import (
     Project,
     UsageError,
@@ -184,7 +185,8 @@ def run_render(args: argparse.Namespace) -> int:
         except OSError as error:
             raise UsageError(f"{source.file}: cannot read: {error.strerror or error}") from None
         text, _mark = decode_draft(source.data, str(source.file))
-        analyses.append(analyze_document(text, display_path(source.file), project.config, context=context))
+        with collector_held_for_analysis():  # as `margin check` holds it (server/check_command.py)
+            analyses.append(analyze_document(text, display_path(source.file), project.config, context=context))
         failures += failed_lines(analyses[-1], strict=args.strict)
     if args.format == "json":
         from server.escaping import json_text
