@@ -190,6 +190,7 @@ async def _shape_session(editor: Editor, name: str, text: str, edits: int, reque
         row.edits[f"typing {where}"] = [await session.type(line, column, n) * 1e3 for n in range(edits)]
     await _requests(editor, uri, session.rows, requests, row)
     line, column = where_to.typing["middle"]
+    await _after_edits(session, line, column + edits, requests, row)
     row.rss_open = editor.rss_mb()  # after the first hover's derivation imported SymPy: typing alone from here
     for n in range(rss_edits):
         await session.type(line, column, edits + n)
@@ -256,6 +257,36 @@ async def _huge_session(editor: Editor, size: int, burst: int) -> Row:
     row.loop_max = await editor.loop_max_ms()
     await editor.stop()
     return row
+
+
+async def _after_edits(session: Session, line: int, column: int, count: int, row: Row) -> None:
+    """A hover on a definition, then the code lenses, each just after a keystroke (a new analysis each time).
+
+    Both may need the draft's coverage, computed once per analysis: the
+    hover/inlay/completion figures above ask of one analysis again and again.
+    """
+    doc = types.TextDocumentIdentifier(session.uri)
+    definitions = [i for i, text in enumerate(session.rows) if " = " in text and not text.startswith(("#", "`", "<"))]
+    rng = random.Random(5)
+    timings: dict[str, list[float]] = {"hover": [], "code lens": []}
+    for n in range(count):
+        await session.type(line, column, 2 * n)
+        start = time.perf_counter()
+        position = types.Position(rng.choice(definitions), 1)
+        await session.editor.lsp.text_document_hover_async(types.HoverParams(doc, position))
+        timings["hover"].append((time.perf_counter() - start) * 1e3)
+        await session.type(line, column, 2 * n + 1)
+        start = time.perf_counter()
+        await session.editor.lsp.text_document_code_lens_async(types.CodeLensParams(doc))
+        timings["code lens"].append((time.perf_counter() - start) * 1e3)
+    row.notes.append(
+        "just after a keystroke: "
+        + ", ".join(
+            f"{kind} p50 {percentile(values, 0.5):.1f} ms, p95 {percentile(values, 0.95):.1f} ms"
+            for kind, values in timings.items()
+        )
+        + f" ({count} each)"
+    )
 
 
 async def workspace_session(files: int, edits: int, kind: str = "workspace") -> Row:

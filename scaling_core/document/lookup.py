@@ -37,13 +37,16 @@ class SpanIndex(Generic[_T]):
 
     def __init__(self, items: Sequence[_T]) -> None:
         self.items: list[_T] = list(items)
-        spans = [item.span for item in self.items]
-        narrow = [n for n, span in enumerate(spans) if span.end - span.start <= WIDE]
-        self._wide = [n for n, span in enumerate(spans) if span.end - span.start > WIDE]
-        self._by_start = sorted(narrow, key=lambda n: spans[n].start)
-        self._starts = [spans[n].start for n in self._by_start]
-        self._by_end = sorted(range(len(spans)), key=lambda n: spans[n].end)
-        self._ends = [spans[n].end for n in self._by_end]
+        starts = [item.span.start for item in self.items]
+        ends = [item.span.end for item in self.items]
+        narrow = [n for n, (start, end) in enumerate(zip(starts, ends)) if end - start <= WIDE]
+        self._wide = [n for n, (start, end) in enumerate(zip(starts, ends)) if end - start > WIDE]
+        # Sorting keys read from lists (a method written in C, not a Python function per item): ~3x faster to
+        # build on 10,000 lines, and each analysis in an editor builds its indexes anew.
+        self._by_start = sorted(narrow, key=starts.__getitem__)
+        self._starts = [starts[n] for n in self._by_start]
+        self._by_end = sorted(range(len(ends)), key=ends.__getitem__)
+        self._ends = [ends[n] for n in self._by_end]
 
     def first_holding(self, offset: int, accept: Callable[[_T], bool] | None = None) -> _T | None:
         """The first item, in list order, whose span holds ``offset`` (end included) and that ``accept`` takes."""
@@ -71,7 +74,7 @@ class SpanIndex(Generic[_T]):
         return [self.items[n] for n in sorted(self._by_end[low:high])]
 
 
-def _memo(analysis: DocumentAnalysis, name: str, build: Callable[[DocumentAnalysis], object]) -> object:
+def once_per_analysis(analysis: DocumentAnalysis, name: str, build: Callable[[DocumentAnalysis], object]) -> object:
     """``build(analysis)``, once per analysis (two threads racing build it twice and keep one)."""
     found = analysis.lookups.get(name)
     if found is None:
@@ -81,22 +84,22 @@ def _memo(analysis: DocumentAnalysis, name: str, build: Callable[[DocumentAnalys
 
 def values_index(analysis: DocumentAnalysis) -> SpanIndex[ValueResult]:
     """The analysis's values by span."""
-    return _memo(analysis, "values", lambda a: SpanIndex(a.values))  # type: ignore[return-value]
+    return once_per_analysis(analysis, "values", lambda a: SpanIndex(a.values))  # type: ignore[return-value]
 
 
 def checks_index(analysis: DocumentAnalysis) -> SpanIndex[CheckResult]:
     """The analysis's checks by span."""
-    return _memo(analysis, "checks", lambda a: SpanIndex(a.checks))  # type: ignore[return-value]
+    return once_per_analysis(analysis, "checks", lambda a: SpanIndex(a.checks))  # type: ignore[return-value]
 
 
 def bindings_index(analysis: DocumentAnalysis) -> SpanIndex[Binding]:
     """The analysis's definitions by span (the name defined)."""
-    return _memo(analysis, "bindings", lambda a: SpanIndex(a.bindings))  # type: ignore[return-value]
+    return once_per_analysis(analysis, "bindings", lambda a: SpanIndex(a.bindings))  # type: ignore[return-value]
 
 
 def references_index(analysis: DocumentAnalysis) -> SpanIndex[Reference]:
     """The analysis's resolved uses of names by span."""
-    return _memo(analysis, "references", lambda a: SpanIndex(a.references))  # type: ignore[return-value]
+    return once_per_analysis(analysis, "references", lambda a: SpanIndex(a.references))  # type: ignore[return-value]
 
 
 def definitions_by_name(analysis: DocumentAnalysis) -> dict[str, list[Binding]]:
@@ -108,12 +111,12 @@ def definitions_by_name(analysis: DocumentAnalysis) -> dict[str, list[Binding]]:
             found.setdefault(binding.name, []).append(binding)
         return found
 
-    return _memo(analysis, "by_name", build)  # type: ignore[return-value]
+    return once_per_analysis(analysis, "by_name", build)  # type: ignore[return-value]
 
 
 def named_values(analysis: DocumentAnalysis) -> dict[int, ValueResult]:
     """The values of definitions by where they start (the last one, in list order, at each start)."""
-    return _memo(analysis, "named", lambda a: {v.span.start: v for v in a.values if v.name is not None})  # type: ignore[return-value]
+    return once_per_analysis(analysis, "named", lambda a: {v.span.start: v for v in a.values if v.name is not None})  # type: ignore[return-value]
 
 
 class VisibleScope(Mapping[str, Binding]):

@@ -14,6 +14,7 @@ import bisect
 import re
 from collections.abc import Iterator
 from functools import cached_property
+from operator import attrgetter
 
 from scaling_core.document.results import Binding, CheckKind, CheckResult, CheckStatus, DocumentAnalysis, Reference
 from scaling_core.formulas import LIBRARY
@@ -74,7 +75,7 @@ class FileGraph:
     def __init__(self, analysis: DocumentAnalysis) -> None:
         self.analysis = analysis
         self.text = analysis.text
-        self.references: list[Reference] = sorted(analysis.references, key=lambda r: r.span.start)
+        self.references: list[Reference] = sorted(analysis.references, key=attrgetter("span.start"))
         self._starts = [r.span.start for r in self.references]
         self._statements = {v.span.start: v.span for v in analysis.values if v.name is not None}
 
@@ -92,6 +93,24 @@ class FileGraph:
                 found = self._chip_use(reference, span.end)
                 if found is not None:
                     yield ("field", self.analysis.path, found), found, reference.span.start
+        yield from self._formula_uses(span)
+
+    def outside_uses(self, span: Span) -> Iterator[tuple[Node, str, int]]:
+        """What :meth:`uses` finds inside ``span`` but definitions: the chip fields and formulas used there."""
+        low = bisect.bisect_left(self._starts, span.start)
+        high = bisect.bisect_right(self._starts, span.end)
+        records, path = self.analysis.records, self.analysis.path
+        for reference in self.references[low:high]:
+            if reference.binding is None and reference.span.end <= span.end and reference.name in records:
+                found = self._chip_use(reference, span.end)
+                if found is not None:
+                    yield ("field", path, found), found, reference.span.start
+        yield from self._formula_uses(span)
+
+    def _formula_uses(self, span: Span) -> Iterator[tuple[Node, str, int]]:
+        """The library formulas called inside ``span``."""
+        if self.text.find("(", span.start, span.end) < 0:  # no call: most spans, and no slice to make
+            return
         piece = self.text[span.start : span.end]
         for match in _CALL.finditer(piece):
             if match.group(1) in LIBRARY:

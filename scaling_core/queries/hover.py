@@ -10,8 +10,8 @@ from scaling_core.document.lookup import checks_index
 from scaling_core.document.results import CheckResult, CheckStatus, DocumentAnalysis
 from scaling_core.formulas import LIBRARY
 from scaling_core.queries.assist import field_documentation
-from scaling_core.queries.coverage import FileCoverage
-from scaling_core.queries.coverage_views import definition_concept, tested_by
+from scaling_core.queries.coverage import Concept
+from scaling_core.queries.coverage_views import tested_by
 from scaling_core.queries.navigation import binding_at
 from scaling_core.units.arrays import is_array
 from scaling_core.units.display import format_computed, format_quantity
@@ -26,11 +26,15 @@ _VERDICTS = {
 }
 
 
-def hover_at(analysis: DocumentAnalysis, offset: int, coverage: Callable[[], FileCoverage] | None = None) -> str | None:
+def hover_at(
+    analysis: DocumentAnalysis, offset: int, tested: Callable[[int], Concept | None] | None = None
+) -> str | None:
     """Markdown for the hover at ``offset``, or None when there is nothing to say.
 
-    With ``coverage`` (the draft's coverage, asked for only when needed), the hover
-    on a definition of this draft also says which problems test it.
+    With ``tested`` (the coverage concept of the definition whose name starts
+    at an offset, asked for only when needed: ``coverage.definition_coverage``,
+    or a lookup in coverage already computed), the hover on a definition of
+    this draft also says which problems test it.
     """
     word = _word_at(analysis.text, offset)
     if word is not None:
@@ -43,7 +47,7 @@ def hover_at(analysis: DocumentAnalysis, offset: int, coverage: Callable[[], Fil
     binding = binding_at(analysis, offset)
     if binding is not None and binding.path == analysis.path:
         derivation = derivation_at(analysis, binding.span.start)
-        concept = definition_concept(coverage(), binding.span.start) if coverage is not None else None
+        concept = tested(binding.span.start) if tested is not None else None
         if concept is not None:
             derivation = f"{derivation.rstrip()}\n\n---\n\n{tested_by(concept)}\n" if derivation else tested_by(concept)
         if derivation:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # the engine side: bound at run time by load_engine() below, 
     from scaling_core.queries.actions import code_actions
     from scaling_core.queries.assist import completions, signature_at
     from scaling_core.queries.completion import LIMIT
-    from scaling_core.queries.coverage import FileCoverage
+    from scaling_core.queries.coverage import Concept, FileCoverage
     from scaling_core.queries.coverage_views import heading_lenses
     from scaling_core.queries.hover import hover_at
     from scaling_core.queries.navigation import Symbol, binding_at, document_symbols, is_valid_name, references_to
@@ -47,7 +47,7 @@ def load_engine() -> None:
     checks); no handler runs before this (:meth:`MarginServer.load_engine`).
     """
     global DocumentAnalysis, LineIndex, Span, checks_index, values_index, code_actions, completions
-    global signature_at, LIMIT, FileCoverage, heading_lenses, hover_at, Symbol, binding_at
+    global signature_at, LIMIT, Concept, FileCoverage, heading_lenses, hover_at, Symbol, binding_at
     global document_symbols, is_valid_name, references_to, PositionConverter, Document, InvalidEdit
     global apply_changes, path_to_uri, whole_text_again, check_workspace, read_text
     from scaling_core import DocumentAnalysis, LineIndex, Span
@@ -55,7 +55,7 @@ def load_engine() -> None:
     from scaling_core.queries.actions import code_actions
     from scaling_core.queries.assist import completions, signature_at
     from scaling_core.queries.completion import LIMIT
-    from scaling_core.queries.coverage import FileCoverage
+    from scaling_core.queries.coverage import Concept, FileCoverage
     from scaling_core.queries.coverage_views import heading_lenses
     from scaling_core.queries.hover import hover_at
     from scaling_core.queries.navigation import Symbol, binding_at, document_symbols, is_valid_name, references_to
@@ -196,8 +196,8 @@ def register(server: MarginServer) -> None:
     async def hover(ls: MarginServer, params: types.HoverParams, snapshot: Snapshot) -> types.Hover | None:
         # Off the event loop: the first derivation of a formula imports SymPy (~0.2 s); coverage walks the graph.
         offset = snapshot.offset(params.position)
-        coverage = functools.partial(ls.state.coverage, snapshot.document.uri, snapshot.analysis)
-        text = await asyncio.get_running_loop().run_in_executor(None, _hover_text, snapshot.analysis, offset, coverage)
+        tested = functools.partial(ls.state.tested, snapshot.document.uri, snapshot.analysis)
+        text = await asyncio.get_running_loop().run_in_executor(None, _hover_text, snapshot.analysis, offset, tested)
         return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, text)) if text else None
 
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
@@ -324,9 +324,9 @@ def _inlay_hints(snapshot: Snapshot, wanted: Span) -> list[types.InlayHint]:
     return hints
 
 
-def _hover_text(analysis: DocumentAnalysis, offset: int, coverage: Callable[[], FileCoverage]) -> str | None:
+def _hover_text(analysis: DocumentAnalysis, offset: int, tested: Callable[[int], Concept | None]) -> str | None:
     with collector_paused():
-        return hover_at(analysis, offset, coverage)
+        return hover_at(analysis, offset, tested)
 
 
 async def _coverage(ls: MarginServer, snapshot: Snapshot) -> FileCoverage:

@@ -269,3 +269,40 @@ def test_coverage_reads_the_analysis_without_parsing_the_markdown_again(monkeypa
     # The suppressed check covers nothing: only D, through the second check.
     assert _status(coverage) == {"D": "tested", "F": "untested", "flops": "untested", "unused": "untested"}
     assert [s.title for s in coverage.sections if s.level] == ["Matmul", "Problems"]
+
+
+def test_a_section_spans_its_subsections_down_to_the_next_heading_at_its_level_or_above() -> None:
+    from scaling_core.queries.coverage_views import heading_lenses
+
+    text = (
+        "# A\n\n```calc\na = 1\n```\n\n### A.1 (skips a level)\n\n**Question 1:** a?\n\n`a * 1 = 1`\n\n"
+        "## A.2\n\n```calc\nb = 2\n```\n\n# B\n\n**Question 2:** b?\n\n`b * 1 = 2`\n\n## B.1\n\nProse.\n"
+    )
+    lenses = [(text[span.start : span.end], words) for span, words in heading_lenses(_coverage(text))]
+    assert lenses == [
+        ("# A", "1 problem · 1 check · 100% of concepts tested"),  # A, A.1 and A.2: a, b and the three headings
+        ("### A.1 (skips a level)", "1 problem · 1 check · 100% of concepts tested"),
+        ("## A.2", "0 problems · 0 checks · 100% of concepts tested"),  # b is tested by B's problem
+        ("# B", "1 problem · 1 check · 50% of concepts tested"),  # B.1 has no problem and nothing tested
+        ("## B.1", "0 problems · 0 checks · 0% of concepts tested"),
+    ]
+
+
+def test_one_definitions_coverage_is_what_the_whole_drafts_coverage_says_of_it() -> None:
+    from pathlib import Path
+
+    from scaling_core.queries.coverage import definition_coverage
+    from scaling_core.queries.coverage_views import definition_concept
+
+    root = Path(__file__).parents[2]
+    drafts = sorted((root / "examples").rglob("*.md")) + sorted((root / "tests" / "realistic").glob("*.md"))
+    texts = [path.read_text("utf-8") for path in drafts]
+    texts.append(BASE + "**Question 1:** F?\n\n<!-- tests: unused -->\n`F * 1 = 32768`\n\n`D * 2 = 16385`\n")
+    definitions = 0
+    for text in texts:
+        analysis = analyze_document(text, "x.md")
+        whole = document_coverage(analysis)
+        for start in sorted({b.span.start for b in analysis.bindings} | {0, len(text)}):
+            assert definition_coverage(analysis, start) == definition_concept(whole, start), start
+            definitions += definition_concept(whole, start) is not None
+    assert definitions > 100
