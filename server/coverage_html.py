@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from html import escape
 
-from scaling_core.queries.coverage import Concept, ConceptKind, CoverageReport, FileCoverage, ProblemRef
+from scaling_core.queries.coverage_model import Concept, ConceptKind, CoverageReport, FileCoverage, ProblemRef
 from server.coverage_report import section_name, shown
 
 _STYLE = """

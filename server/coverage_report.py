@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from scaling_core import DocumentAnalysis, ImportContext
 from scaling_core.document.results import ProblemStatus
-from scaling_core.queries.coverage import (
+from scaling_core.queries.coverage import workspace_coverage
+from scaling_core.queries.coverage_model import (
     Concept,
     ConceptKind,
     ConceptStatus,
     CoverageReport,
     FileCoverage,
     SectionCoverage,
-    workspace_coverage,
 )
 from server.escaping import json_text, printable
 from server.reports import SCHEMA_VERSION

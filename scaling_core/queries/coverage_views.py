@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import PurePath
 
 from scaling_core.document.derivation import escape
-from scaling_core.queries.coverage import Concept, ConceptKind, ConceptStatus, FileCoverage, ProblemRef, percent
+from scaling_core.queries.coverage_model import Concept, ConceptKind, ConceptStatus, FileCoverage, ProblemRef, percent
 from scaling_core.text import Span
 
 

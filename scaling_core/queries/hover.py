@@ -10,7 +10,7 @@ from scaling_core.document.lookup import checks_index
 from scaling_core.document.results import CheckResult, CheckStatus, DocumentAnalysis
 from scaling_core.formulas import LIBRARY
 from scaling_core.queries.assist import field_documentation
-from scaling_core.queries.coverage import Concept
+from scaling_core.queries.coverage_model import Concept
 from scaling_core.queries.coverage_views import tested_by
 from scaling_core.queries.navigation import binding_at
 from scaling_core.units.arrays import is_array

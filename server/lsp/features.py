@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # the engine side: bound at run time by load_engine() below, 
     from scaling_core.queries.actions import code_actions
     from scaling_core.queries.assist import completions, signature_at
     from scaling_core.queries.completion import LIMIT
-    from scaling_core.queries.coverage import Concept, FileCoverage
+    from scaling_core.queries.coverage_model import Concept, FileCoverage
     from scaling_core.queries.coverage_views import heading_lenses
     from scaling_core.queries.hover import hover_at
     from scaling_core.queries.navigation import Symbol, binding_at, document_symbols, is_valid_name, references_to
@@ -55,7 +55,7 @@ def load_engine() -> None:
     from scaling_core.queries.actions import code_actions
     from scaling_core.queries.assist import completions, signature_at
     from scaling_core.queries.completion import LIMIT
-    from scaling_core.queries.coverage import Concept, FileCoverage
+    from scaling_core.queries.coverage_model import Concept, FileCoverage
     from scaling_core.queries.coverage_views import heading_lenses
     from scaling_core.queries.hover import hover_at
     from scaling_core.queries.navigation import Symbol, binding_at, document_symbols, is_valid_name, references_to

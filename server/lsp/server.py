@@ -35,7 +35,7 @@ from server.lsp.transport import serve, threaded_reader
 
 if TYPE_CHECKING:
     from scaling_core import DocumentAnalysis
-    from scaling_core.queries.coverage import FileCoverage
+    from scaling_core.queries.coverage_model import FileCoverage
     from server.lsp.documents import Document
     from server.lsp.state import State
 

@@ -28,7 +28,8 @@ from scaling_core.diagnostics import make_diagnostic
 from scaling_core.document.analysis import ImportContext
 from scaling_core.document.imports import ImportMemo
 from scaling_core.document.incremental import RegionCache
-from scaling_core.queries.coverage import Concept, FileCoverage, definition_coverage, document_coverage
+from scaling_core.queries.coverage import definition_coverage, document_coverage
+from scaling_core.queries.coverage_model import Concept, FileCoverage
 from scaling_core.queries.coverage_views import definition_concept
 from server.analysis.runner import AnalysisRunner, runner_for
 from server.collector import collector_held_for_analysis, keep_large_blocks, release_in_background

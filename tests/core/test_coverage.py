@@ -6,13 +6,8 @@ import pytest
 
 from scaling_core import Config, DocumentAnalysis, ProblemStatus, analyze_document
 from scaling_core.document.analysis import ImportContext
-from scaling_core.queries.coverage import (
-    ConceptKind,
-    ConceptStatus,
-    FileCoverage,
-    document_coverage,
-    workspace_coverage,
-)
+from scaling_core.queries.coverage import document_coverage, workspace_coverage
+from scaling_core.queries.coverage_model import ConceptKind, ConceptStatus, FileCoverage
 
 
 def _coverage(text: str) -> FileCoverage:
