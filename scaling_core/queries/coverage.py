@@ -17,7 +17,7 @@ import bisect
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 
-from scaling_core.document.lookup import once_per_analysis
+from scaling_core.document.lookup import bindings_index, once_per_analysis
 from scaling_core.document.results import Binding, CheckResult, DocumentAnalysis, ProblemResult
 from scaling_core.formulas import LIBRARY
 from scaling_core.queries.coverage_graph import FileGraph, Heading, Node, binding_node, headings
@@ -63,11 +63,18 @@ def definition_coverage(analysis: DocumentAnalysis, start: int) -> Concept | Non
     costs ~0.1 s on 10,000 lines.  Which problems cover what is computed once
     per analysis (kept with its lookups); the definitions' concepts are not.
     """
-    binding = next((b for b in analysis.bindings if b.span.start == start and b.path == analysis.path), None)
+    at = bindings_index(analysis).starting_between(start, start + 1)
+    binding = next((b for b in at if b.path == analysis.path), None)
     if binding is None or analysis.problem_at(start) is not None:
         return None
-    covering = once_per_analysis(analysis, "covering", lambda a: _covering({a.path: FileGraph(a)})[0])
-    return _concept(analysis, covering, binding_node(binding), binding.name, ConceptKind.DEFINITION, binding.span)  # type: ignore[arg-type]
+    covering = covering_of(analysis)
+    return _concept(analysis, covering, binding_node(binding), binding.name, ConceptKind.DEFINITION, binding.span)
+
+
+def covering_of(analysis: DocumentAnalysis) -> dict[Node, list[tuple[ProblemRef, bool]]]:
+    """Which of the draft's own problems cover each node, and whether through a passing check (once per analysis)."""
+    found = once_per_analysis(analysis, "covering", lambda a: _covering({a.path: FileGraph(a)})[0])
+    return found  # type: ignore[return-value]
 
 
 def _covering(

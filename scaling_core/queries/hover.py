@@ -6,10 +6,18 @@ import re
 from collections.abc import Callable
 
 from scaling_core.document.derivation import check_derivation, code, derivation_at, escape, show
-from scaling_core.document.lookup import checks_index
+from scaling_core.document.lookup import (
+    bindings_index,
+    checks_index,
+    definitions_by_name,
+    named_values,
+    references_index,
+    values_index,
+)
 from scaling_core.document.results import CheckResult, CheckStatus, DocumentAnalysis
 from scaling_core.formulas import LIBRARY
 from scaling_core.queries.assist import field_documentation
+from scaling_core.queries.coverage import covering_of
 from scaling_core.queries.coverage_model import Concept
 from scaling_core.queries.coverage_views import tested_by
 from scaling_core.queries.navigation import binding_at
@@ -55,6 +63,29 @@ def hover_at(
     if binding is not None:
         return f"**{code(f'{binding.name} = {binding.source}')}** = **{show(binding.value)}**\n\nDefined in {binding.path}.\n"
     return derivation_at(analysis, offset)
+
+
+def prepare_hover(analysis: DocumentAnalysis, go_on: Callable[[], bool] | None = None) -> bool:
+    """Build ahead what the first hover on ``analysis`` would: the indexes of its values, checks, definitions
+    and references, and which problems cover what (each kept with the analysis, built once).
+
+    The editor calls this when the author stops typing, so that a hover then
+    answers from what is built (on 10,000 lines, ~25 ms of building otherwise).
+    ``go_on`` is asked between the parts (each at most a few tens of ms on
+    10,000 lines): once it says no (the draft changed), the rest is left to
+    the first hover.  True when everything was built.
+    """
+    for build in _HOVER_READS:
+        if go_on is not None and not go_on():
+            return False
+        build(analysis)
+    return True
+
+
+#: What :func:`hover_at` reads of an analysis, built once per analysis on first use.
+_HOVER_READS: tuple[Callable[[DocumentAnalysis], object], ...] = (
+    values_index, checks_index, bindings_index, references_index, definitions_by_name, named_values, covering_of,
+)  # fmt: skip
 
 
 def _word_at(text: str, offset: int) -> str | None:

@@ -68,12 +68,14 @@ def create_server() -> MarginServer:
     @server.feature(SERVER_STATS)
     def server_stats(ls: MarginServer, params: object) -> dict[str, object]:
         """Figures for benchmarks: event-loop lag (when MARGIN_LOOP_MONITOR=1, else null), analyses stopped,
-        replaced analyses freed off the loop, handlers' futures held.  With ``{"resetLoop": true}`` the lag
+        replaced analyses freed off the loop, analyses whose hover indexes were built in a pause, handlers'
+        futures held.  With ``{"resetLoop": true}`` the lag
         figures start over once read."""
         stats: dict[str, object] = {
             "loop": ls.loop_monitor.stats() if loop_monitor.enabled() else None,
             "analyses_cancelled": ls.state.cancelled,
             "analyses_released_in_background": ls.state.released_in_background,
+            "queries_prepared": ls.state.queries.prepared,
             "handler_futures": ls.handler_futures,
         }
         reset = params.get("resetLoop") if isinstance(params, dict) else getattr(params, "resetLoop", None)

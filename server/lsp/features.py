@@ -196,7 +196,7 @@ def register(server: MarginServer) -> None:
     async def hover(ls: MarginServer, params: types.HoverParams, snapshot: Snapshot) -> types.Hover | None:
         # Off the event loop: the first derivation of a formula imports SymPy (~0.2 s); coverage walks the graph.
         offset = snapshot.offset(params.position)
-        tested = functools.partial(ls.state.tested, snapshot.document.uri, snapshot.analysis)
+        tested = functools.partial(ls.state.queries.tested, snapshot.document.uri, snapshot.analysis)
         text = await asyncio.get_running_loop().run_in_executor(None, _hover_text, snapshot.analysis, offset, tested)
         return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, text)) if text else None
 
@@ -332,7 +332,7 @@ def _hover_text(analysis: DocumentAnalysis, offset: int, tested: Callable[[int],
 async def _coverage(ls: MarginServer, snapshot: Snapshot) -> FileCoverage:
     """The coverage of a snapshot's analysis: cached per analysis, computed off the event loop."""
     uri, analysis = snapshot.document.uri, snapshot.analysis
-    return await asyncio.get_running_loop().run_in_executor(None, ls.state.coverage, uri, analysis)
+    return await asyncio.get_running_loop().run_in_executor(None, ls.state.queries.coverage, uri, analysis)
 
 
 async def _snapshot(ls: MarginServer, uri: str) -> Snapshot | None:

@@ -1,14 +1,16 @@
 """When the server hands analyses to its worker thread, and when it analyses a version again.
 
-Two small policies of :class:`server.lsp.state.State`'s scheduling, each with
+Three small policies of :class:`server.lsp.state.State`'s scheduling, each with
 the state it keeps: how many analyses wait for the worker thread at a time
-(:class:`WorkerQueue`), and whether an analysis the time budget stopped
-part-way goes on (:class:`BudgetStops`).
+(:class:`WorkerQueue`), whether an analysis the time budget stopped part-way
+goes on (:class:`BudgetStops`), and what waits until the author stops typing
+(:class:`WhenQuiet`).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from scaling_core import DocumentAnalysis
 from scaling_core.expr.values import OUT_OF_TIME
@@ -60,3 +62,30 @@ class BudgetStops:
     def forget(self, uri: str) -> None:
         """``uri`` closed: its stop is no longer needed."""
         self._stops.pop(uri, None)
+
+
+#: How long a document goes unedited before the work put off until then runs (:class:`WhenQuiet`): longer
+#: than the pause between keystrokes of someone typing, shorter than moving the mouse to hover.
+QUIET_AFTER_S = 0.2
+
+
+class WhenQuiet:
+    """Runs a document's job once it has had no edit for :data:`QUIET_AFTER_S`; each edit puts it off."""
+
+    def __init__(self) -> None:
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+
+    def after_quiet(self, uri: str, job: Callable[[], object]) -> None:
+        """Run ``job`` on the event loop when ``uri`` has been quiet long enough (replacing a job waiting for it)."""
+        self.cancel(uri)
+        self._timers[uri] = asyncio.get_running_loop().call_later(QUIET_AFTER_S, self._run, uri, job)
+
+    def cancel(self, uri: str) -> None:
+        """``uri`` changed or closed: its waiting job will not run (what it holds is let go now)."""
+        timer = self._timers.pop(uri, None)
+        if timer is not None:
+            timer.cancel()
+
+    def _run(self, uri: str, job: Callable[[], object]) -> None:
+        self._timers.pop(uri, None)
+        job()

@@ -272,7 +272,7 @@ class MarginServer(LanguageServer):
         items = [diagnostic(converter, document.uri, d) for d in analysis.diagnostics]
         if self.state.config.coverage_diagnostics:
             if coverage is None:
-                coverage = self.state.coverage(document.uri, analysis)
+                coverage = self.state.queries.coverage(document.uri, analysis)
             items += [information(converter, span, message) for span, message in untested_definitions(coverage)]
         return items
 

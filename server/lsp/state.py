@@ -10,6 +10,7 @@ older work is dropped, never published.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from collections.abc import Callable
@@ -28,12 +29,10 @@ from scaling_core.diagnostics import make_diagnostic
 from scaling_core.document.analysis import ImportContext
 from scaling_core.document.imports import ImportMemo
 from scaling_core.document.incremental import RegionCache
-from scaling_core.queries.coverage import definition_coverage, document_coverage
-from scaling_core.queries.coverage_model import Concept, FileCoverage
-from scaling_core.queries.coverage_views import definition_concept
 from server.analysis.runner import AnalysisRunner, runner_for
 from server.collector import collector_held_for_analysis, keep_large_blocks, release_in_background
 from server.lsp.documents import Document, ImportReaders, OpenDocuments, OpenTexts
+from server.lsp.query_cache import QueryCache
 from server.lsp.scheduling import BudgetStops, WorkerQueue
 from server.lsp.trusted import Background
 from server.measurements import LiveCache
@@ -69,8 +68,6 @@ class State:
         self.readers = ImportReaders()
         #: Imported drafts' analyses, shared by every importer (``scaling_core/document/imports.py``).
         self.import_memo = ImportMemo()
-        #: Each document's coverage with the analysis it was computed from (see :meth:`coverage`).
-        self._coverage: dict[str, tuple[DocumentAnalysis, FileCoverage]] = {}
         #: Analyses stopped part-way because a newer version arrived.
         self.cancelled = 0
         #: Long drafts' dropped results freed off the event loop (``collector.release_in_background``).
@@ -97,6 +94,8 @@ class State:
         self.measurements = LiveCache(None)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._queue = WorkerQueue()
+        #: Coverage and hover indexes of each document's latest analysis (``query_cache.py``).
+        self.queries = QueryCache(self._executor)
 
     def trusted_code(self) -> AnalysisRunner | None:
         """The analysis process's runner when the settings trust the workspace (made once, started lazily)."""
@@ -130,7 +129,7 @@ class State:
             self._forget_results(uri)
         self.import_memo = ImportMemo()
         self.readers.forget_answers()
-        self._coverage.clear()
+        self.queries.forget_all()
 
     def resume(self) -> None:
         """New settings are in place: re-check every open document."""
@@ -227,43 +226,10 @@ class State:
             analysis, failure = self._after_failure(document, error), error
         prepared, uri = None, document.uri
         if analysis is not None and self.config.coverage_diagnostics and self.documents.get(uri) is document:
-            self.coverage(uri, analysis)  # the published diagnostics need it: computed here, off the event loop
+            self.queries.coverage(uri, analysis)  # the published diagnostics need it: computed here, off the event loop
         if analysis is not None and self._prepare is not None and self.documents.get(uri) is document:
             prepared = self._prepare(document, analysis)
         return analysis, prepared, failure
-
-    def coverage(self, uri: str, analysis: DocumentAnalysis) -> FileCoverage:
-        """The coverage of ``analysis`` by the draft's own problems, computed once per analysis.
-
-        Safe from any thread: two callers racing compute it twice and keep one.  A bug
-        in the coverage engine is logged and reads as no coverage (no lens, no diagnostic).
-        """
-        stored = self._coverage.get(uri)
-        if stored is not None and stored[0] is analysis:
-            return stored[1]
-        try:
-            found = document_coverage(analysis)
-        except Exception as error:  # noqa: BLE001 - a bug in Margin: the editor keeps working without coverage
-            log.error("coverage of %s failed", uri, exc_info=error)
-            found = FileCoverage(analysis.path, ())
-        self._coverage[uri] = (analysis, found)
-        return found
-
-    def tested(self, uri: str, analysis: DocumentAnalysis, start: int) -> Concept | None:
-        """The coverage concept of the definition whose name starts at ``start`` (what a hover shows).
-
-        From the draft's coverage when it is already computed for ``analysis``
-        (the lenses asked for it), else for that definition alone: a hover after
-        an edit costs ~8 ms of coverage on 10,000 lines instead of ~60-180 ms.
-        """
-        stored = self._coverage.get(uri)
-        if stored is not None and stored[0] is analysis:
-            return definition_concept(stored[1], start)
-        try:
-            return definition_coverage(analysis, start)
-        except Exception as error:  # noqa: BLE001 - a bug in Margin: the hover goes on without coverage
-            log.error("coverage of %s failed", uri, exc_info=error)
-            return None
 
     # -- scheduling ----------------------------------------------------------
     def schedule(self, uri: str) -> None:
@@ -271,6 +237,7 @@ class State:
         pending = self._pending.pop(uri, None)
         if pending is not None:
             pending.cancel()
+        self.queries.edited(uri)
         self._loop = asyncio.get_running_loop()
         task = self._loop.create_task(self._run(uri))
         self._pending[uri] = task
@@ -322,12 +289,12 @@ class State:
             return
         previous = self.analyses.get(uri)  # freed after publishing (~10k objects, ~3 ms on 10,000 lines)
         self.analyses[uri] = (document.version, analysis)
-        if uri in self._coverage and self._coverage[uri][0] is not analysis:
-            del self._coverage[uri]  # an older analysis's: not kept alive
         for key in [k for k in self._waiters if k[0] == uri and k[1] <= document.version]:
             for waiter in self._waiters.pop(key):
                 if not waiter.done():
                     waiter.set_result(analysis)
+        short = len(analysis.text) < RELEASE_IN_BACKGROUND_FROM  # a longer draft's first hover builds its indexes
+        self.queries.replaced(uri, analysis, functools.partial(self._current, uri, analysis) if short else None)
         if self._prepare is None:
             self._publish(document, analysis)
         else:
@@ -342,13 +309,18 @@ class State:
         if self._stops.goes_on(uri, document.version, analysis):
             self.schedule(uri)  # stopped for time: the same version again, from where it stopped
 
+    def _current(self, uri: str, analysis: DocumentAnalysis) -> bool:
+        """Whether ``analysis`` is still that of ``uri``'s current version (no edit since)."""
+        document, stored = self.documents.get(uri), self.analyses.get(uri)
+        return document is not None and stored is not None and stored[0] == document.version and stored[1] is analysis
+
     def _forget_results(self, uri: str, keep_cache: bool = False) -> None:
         """Drop the analysis of ``uri`` (and, unless ``keep_cache``, its region cache): at once, or for a draft
         of :data:`RELEASE_IN_BACKGROUND_FROM` characters or more, from a thread of its own
         (``collector.release_in_background``: closing a 20 MB draft froze the event loop for 0.63-0.68 s)."""
         stored = self.analyses.pop(uri, None)
         cache = None if keep_cache else self.caches.pop(uri, None)
-        coverage = self._coverage.pop(uri, None)  # it holds the analysis it was computed from
+        coverage = self.queries.forget(uri)  # it holds the analysis it was computed from
         document = self.documents.get(uri)
         size = max(len(stored[1].text) if stored is not None else 0, document.buffer.length if document else 0)
         if size >= RELEASE_IN_BACKGROUND_FROM and (stored is not None or cache is not None):

@@ -125,3 +125,38 @@ def test_a_hover_reads_a_handful_of_items_once_the_indexes_are_built() -> None:
         derivation_at(analysis, offset)
         binding_at(analysis, offset)
     assert Counting.reads < 50  # not the ~4,000 definitions and values a scan reads per hover
+
+
+def test_a_prepared_analysis_answers_hovers_without_building_anything() -> None:
+    from functools import partial
+
+    from scaling_core.queries.coverage import definition_coverage
+    from scaling_core.queries.hover import prepare_hover
+
+    text = book_like(600)
+    offsets = [text.index("t_3 = ") + 1, text.index("flops_5 = ") + 2, text.index(" µs<!-- ≈ t_4") - 2]
+    fresh = analyze_document(text, "x.md")
+    expected = [hover_at(fresh, offset, partial(definition_coverage, fresh)) for offset in offsets]
+    analysis = analyze_document(text, "x.md")
+    prepare_hover(analysis)
+    for name in ("values", "checks", "bindings", "references"):
+        setattr(analysis, name, Counting(getattr(analysis, name)))
+    Counting.reads = 0
+    assert [hover_at(analysis, offset, partial(definition_coverage, analysis)) for offset in offsets] == expected
+    assert "Tested by" in (expected[0] or "") or "No problem tests" in (expected[0] or "")
+    assert Counting.reads < 50  # what a hover reads is built: not the ~1,000 values and definitions again
+
+
+def test_preparing_stops_between_parts_once_the_draft_changed() -> None:
+    from scaling_core.queries.hover import prepare_hover
+
+    analysis = analyze_document(book_like(100), "x.md")
+    asked: list[int] = []
+
+    def go_on() -> bool:
+        asked.append(len(analysis.lookups))
+        return len(asked) <= 2  # the draft changes while the second part is built
+
+    assert prepare_hover(analysis, go_on) is False
+    assert asked == [0, 1, 2] and len(analysis.lookups) == 2
+    assert prepare_hover(analysis) is True and len(analysis.lookups) > 2

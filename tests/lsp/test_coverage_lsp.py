@@ -130,12 +130,12 @@ def test_coverage_is_computed_once_per_analysis() -> None:
 
     state = State(lambda document, analysis: None)
     first, second = _analysis(), _analysis()
-    once = state.coverage("file:///tmp/coverage-cache.md", first)
-    assert state.coverage("file:///tmp/coverage-cache.md", first) is once
-    again = state.coverage("file:///tmp/coverage-cache.md", second)
+    once = state.queries.coverage("file:///tmp/coverage-cache.md", first)
+    assert state.queries.coverage("file:///tmp/coverage-cache.md", first) is once
+    again = state.queries.coverage("file:///tmp/coverage-cache.md", second)
     assert again is not once and again == once  # a new analysis: computed again, the same answer
     state.close("file:///tmp/coverage-cache.md")
-    assert state.coverage("file:///tmp/coverage-cache.md", second) is not again
+    assert state.queries.coverage("file:///tmp/coverage-cache.md", second) is not again
 
 
 def test_coverage_settings_in_the_project_and_the_editor() -> None:
@@ -150,3 +150,31 @@ def test_coverage_settings_in_the_project_and_the_editor() -> None:
     # The editor's settings layer over the project's; what the editor does not set, the project keeps.
     config, problems = settings_to_config(project, {"margin": {"coverageLenses": True}})
     assert problems == [] and (config.coverage_lenses, config.coverage_diagnostics) == (True, True)
+
+
+async def _prepared(client: RecordingClient, at_least: int) -> int:
+    """serverStats' count of analyses prepared for hovers, asked again until it reaches ``at_least``."""
+
+    async def count() -> int:
+        while (stats := await client.protocol.send_request_async("margin/serverStats", {})).queries_prepared < at_least:
+            pass  # one request after another, until the server's quiet timer has run its job
+        return int(stats.queries_prepared)
+
+    return await asyncio.wait_for(count(), TIMEOUT_S)
+
+
+async def test_a_pause_after_an_edit_prepares_the_hover_of_that_version(fresh_client: RecordingClient) -> None:
+    client = fresh_client  # a server of its own: its count starts at 0
+    uri = await open_document(client, "prepared.md", DRAFT)
+    await diagnostics(client, uri, 1)
+    assert await _prepared(client, 1) == 1
+    edit = types.TextDocumentContentChangePartial(
+        range=types.Range(types.Position(0, 8), types.Position(0, 8)), text="!"
+    )
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(types.VersionedTextDocumentIdentifier(uri=uri, version=2), [edit])
+    )
+    await diagnostics(client, uri, 2)
+    assert await _prepared(client, 2) == 2
+    tested = await hover(client, uri, 4, 0)  # F: what the prepared analysis says, as an unprepared one would
+    assert "Tested by **Question 1** (line 11, ✓ 1/1 checks pass)" in tested
