@@ -264,8 +264,8 @@ PAUSE_S = 0.3
 
 
 async def _after_edits(session: Session, line: int, column: int, count: int, row: Row) -> None:
-    """A hover on a definition just after a keystroke and after a pause, then the code lenses just after one
-    (a new analysis each time).
+    """A hover on a definition, and the code lenses, each just after a keystroke and after a pause (a new
+    analysis each time).
 
     Both may need the draft's coverage, computed once per analysis: the
     hover/inlay/completion figures above ask of one analysis again and again.
@@ -273,19 +273,22 @@ async def _after_edits(session: Session, line: int, column: int, count: int, row
     doc = types.TextDocumentIdentifier(session.uri)
     definitions = [i for i, text in enumerate(session.rows) if " = " in text and not text.startswith(("#", "`", "<"))]
     rng = random.Random(5)
-    timings: dict[str, list[float]] = {"hover": [], "hover after a 0.3 s pause": [], "code lens": []}
+    hover = session.editor.lsp.text_document_hover_async
+    lens = session.editor.lsp.text_document_code_lens_async
+    asks = {
+        "hover": (0.0, lambda: hover(types.HoverParams(doc, types.Position(rng.choice(definitions), 1)))),
+        "hover after a 0.3 s pause": (PAUSE_S, lambda: hover(types.HoverParams(doc, types.Position(rng.choice(definitions), 1)))),
+        "code lens": (0.0, lambda: lens(types.CodeLensParams(doc))),
+        "code lens after a 0.3 s pause": (PAUSE_S, lambda: lens(types.CodeLensParams(doc))),
+    }  # fmt: skip
+    timings: dict[str, list[float]] = {kind: [] for kind in asks}
     for n in range(count):
-        for kind, pause in (("hover", 0.0), ("hover after a 0.3 s pause", PAUSE_S)):
-            await session.type(line, column, 3 * n + (pause > 0))
+        for number, (kind, (pause, ask)) in enumerate(asks.items()):
+            await session.type(line, column, len(asks) * n + number)
             await asyncio.sleep(pause)  # the author stops typing, then moves the mouse (the server prepares)
             start = time.perf_counter()
-            position = types.Position(rng.choice(definitions), 1)
-            await session.editor.lsp.text_document_hover_async(types.HoverParams(doc, position))
+            await ask()
             timings[kind].append((time.perf_counter() - start) * 1e3)
-        await session.type(line, column, 3 * n + 2)
-        start = time.perf_counter()
-        await session.editor.lsp.text_document_code_lens_async(types.CodeLensParams(doc))
-        timings["code lens"].append((time.perf_counter() - start) * 1e3)
     row.notes.append(
         "after a keystroke: "
         + ", ".join(

@@ -72,14 +72,16 @@ class QueryCache:
             log.error("coverage of %s failed", uri, exc_info=error)
             return None
 
-    def replaced(self, uri: str, analysis: DocumentAnalysis, still_current: Callable[[], bool] | None) -> None:
+    def replaced(
+        self, uri: str, analysis: DocumentAnalysis, still_current: Callable[[], bool] | None, lenses: bool
+    ) -> None:
         """``analysis`` is now ``uri``'s: an older analysis's coverage is let go; with ``still_current`` (the
-        draft is not too long to prepare; safe to call from the analysis thread), its hover indexes are built
-        once ``uri`` is quiet, while it still is."""
+        draft is not too long to prepare; safe to call from the analysis thread), its hover indexes, and with
+        ``lenses`` (coverage lenses are on) its coverage, are built once ``uri`` is quiet, while it still is."""
         if uri in self._coverage and self._coverage[uri][0] is not analysis:
             del self._coverage[uri]  # an older analysis's: not kept alive
         if still_current is not None:
-            self._quiet.after_quiet(uri, functools.partial(self._prepare, analysis, still_current))
+            self._quiet.after_quiet(uri, functools.partial(self._prepare, uri, analysis, still_current, lenses))
 
     def edited(self, uri: str) -> None:
         """``uri`` changed: its analysis is about to be replaced, nothing is prepared for it."""
@@ -94,12 +96,22 @@ class QueryCache:
         """The settings changed: every coverage may differ."""
         self._coverage.clear()
 
-    def _prepare(self, analysis: DocumentAnalysis, still_current: Callable[[], bool]) -> None:
+    def _prepare(self, uri: str, analysis: DocumentAnalysis, still_current: Callable[[], bool], lenses: bool) -> None:
         if not still_current():
             return
         # In the analysis thread, a part at a time: an edit meanwhile waits for one part at most, then it stops.
-        work = asyncio.get_running_loop().run_in_executor(self._executor, prepare_hover, analysis, still_current)
+        job = functools.partial(self._prepare_parts, uri, analysis, still_current, lenses)
+        work = asyncio.get_running_loop().run_in_executor(self._executor, job)
         work.add_done_callback(self._prepared)
+
+    def _prepare_parts(
+        self, uri: str, analysis: DocumentAnalysis, still_current: Callable[[], bool], lenses: bool
+    ) -> bool:
+        if not prepare_hover(analysis, still_current):
+            return False
+        if lenses and still_current():
+            self.coverage(uri, analysis)  # what the heading lenses show (the editor asks for them after edits)
+        return True
 
     def _prepared(self, work: asyncio.Future[bool]) -> None:
         if work.cancelled():

@@ -294,7 +294,8 @@ class State:
                 if not waiter.done():
                     waiter.set_result(analysis)
         short = len(analysis.text) < RELEASE_IN_BACKGROUND_FROM  # a longer draft's first hover builds its indexes
-        self.queries.replaced(uri, analysis, functools.partial(self._current, uri, analysis) if short else None)
+        still_current = functools.partial(self._current, uri, analysis) if short else None
+        self.queries.replaced(uri, analysis, still_current, self.config.coverage_lenses)
         if self._prepare is None:
             self._publish(document, analysis)
         else:

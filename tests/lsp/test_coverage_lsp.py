@@ -7,10 +7,13 @@ The ``@SHARED_SERVER`` tests run with the default settings; a test that changes 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
+import pytest
 from lsprotocol import types
 
 from scaling_core import Config, DocumentAnalysis, analyze_document
+from scaling_core.queries.coverage import document_coverage as DOCUMENT_COVERAGE
 from tests.lsp.conftest import (
     SHARED_SERVER,
     TIMEOUT_S,
@@ -178,3 +181,35 @@ async def test_a_pause_after_an_edit_prepares_the_hover_of_that_version(fresh_cl
     assert await _prepared(client, 2) == 2
     tested = await hover(client, uri, 4, 0)  # F: what the prepared analysis says, as an unprepared one would
     assert "Tested by **Question 1** (line 11, ✓ 1/1 checks pass)" in tested
+
+
+def _then(
+    first: Callable[[asyncio.Future[bool]], None], then: Callable[[], None]
+) -> Callable[[asyncio.Future[bool]], None]:
+    """``first(work)``, then ``then()``: to know when a prepared job's result has been taken."""
+
+    def both(work: asyncio.Future[bool]) -> None:
+        first(work)
+        then()
+
+    return both
+
+
+async def test_a_pause_prepares_the_lenses_coverage_only_when_lenses_are_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from server.lsp import query_cache, scheduling
+
+    monkeypatch.setattr(scheduling, "QUIET_AFTER_S", 0.0)
+    computed: list[DocumentAnalysis] = []
+    monkeypatch.setattr(query_cache, "document_coverage", lambda a: computed.append(a) or DOCUMENT_COVERAGE(a))
+    for lenses in (False, True):
+        cache, done = query_cache.QueryCache(ThreadPoolExecutor(max_workers=1)), asyncio.Event()
+        monkeypatch.setattr(cache, "_prepared", _then(cache._prepared, done.set))
+        analysis = _analysis()
+        cache.replaced("file:///tmp/prepared.md", analysis, lambda: True, lenses)
+        await asyncio.wait_for(done.wait(), TIMEOUT_S)
+        assert cache.prepared == 1 and computed == ([analysis] if lenses else [])
+        cache.coverage("file:///tmp/prepared.md", analysis)  # the lenses' request: prepared, or computed now
+        assert computed == [analysis]
+        computed.clear()
