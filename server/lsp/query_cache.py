@@ -111,6 +111,10 @@ class QueryCache:
             return False
         if lenses and still_current():
             self.coverage(uri, analysis)  # what the heading lenses show (the editor asks for them after edits)
+            if not still_current():  # replaced or closed meanwhile: not kept for a version gone
+                stored = self._coverage.get(uri)
+                if stored is not None and stored[0] is analysis:
+                    self._coverage.pop(uri, None)
         return True
 
     def _prepared(self, work: asyncio.Future[bool]) -> None:
