@@ -86,11 +86,11 @@ def _covering(
     notes: dict[str, list[tuple[int, str]]] = {}
     for graph in graphs.values():
         problems = graph.analysis.problems
-        starts = [problem.span.start for problem in problems]  # sorted and disjoint (text.holding)
+        holding = _problem_holding(problems)
         checks: list[list[CheckResult]] = [[] for _ in problems]
         for check in graph.analysis.checks:
-            at = bisect.bisect_right(starts, check.span.start) - 1
-            if at >= 0 and check.span.start < problems[at].span.end and graph.counts(check):
+            at = holding(check.span.start)
+            if at >= 0 and graph.counts(check):
                 checks[at].append(check)
         for problem, found in zip(problems, checks):
             _cover(graph, problem, found, edges, covering, notes.setdefault(graph.analysis.path, []))
@@ -191,16 +191,16 @@ def _file(
     analysis = graph.analysis
     found: list[tuple[int, Concept]] = []
     concept = partial(_concept, analysis, covering)
-    in_problem = _in_problem(analysis)
+    holding = _problem_holding(analysis.problems)
     for binding in analysis.bindings:
-        if binding.path == analysis.path and not in_problem(binding.span.start):
+        if binding.path == analysis.path and holding(binding.span.start) < 0:
             found.append(
                 (binding.span.start, concept(binding_node(binding), binding.name, ConceptKind.DEFINITION, binding.span))
             )
     used: dict[Node, tuple[str, int]] = {}
     reaches = [v.span for v in analysis.values] + [graph.check_reach(c) for c in analysis.checks]
     for reach in reaches:
-        if not in_problem(reach.start):
+        if holding(reach.start) < 0:
             for node, name, offset in graph.outside_uses(reach):
                 if node not in used or offset < used[node][1]:
                     used[node] = (name, offset)
@@ -215,16 +215,16 @@ def _file(
     return FileCoverage(analysis.path, tuple(_sections(analysis, headings(analysis), found)), notes)
 
 
-def _in_problem(analysis: DocumentAnalysis) -> Callable[[int], bool]:
-    """Whether an offset is inside one of the draft's problems (``analysis.problem_at``, over a list of starts)."""
-    problems = analysis.problems
-    starts = [problem.span.start for problem in problems]  # sorted and disjoint (text.holding)
+def _problem_holding(problems: Sequence[ProblemResult]) -> Callable[[int], int]:
+    """Where in ``problems`` the one holding an offset is, or -1 (``text.holding`` over a list of starts, built
+    once: coverage asks it of every check, value and definition)."""
+    starts = [problem.span.start for problem in problems]  # sorted and disjoint, as text.holding expects
 
-    def inside(offset: int) -> bool:
+    def holding(offset: int) -> int:
         at = bisect.bisect_right(starts, offset) - 1
-        return at >= 0 and offset < problems[at].span.end
+        return at if at >= 0 and offset < problems[at].span.end else -1
 
-    return inside
+    return holding
 
 
 def _concept(

@@ -81,31 +81,28 @@ class FileGraph:
 
     # -- what a span of text uses ---------------------------------------------
     def uses(self, span: Span) -> Iterator[tuple[Node, str, int]]:
-        """The nodes used inside ``span``: (node, name as written, offset)."""
-        low = bisect.bisect_left(self._starts, span.start)
-        high = bisect.bisect_right(self._starts, span.end)
-        for reference in self.references[low:high]:
-            if reference.span.end > span.end:
-                continue
+        """The nodes used inside ``span``: (node, name as written, offset): the definitions its names resolved
+        to, then what :meth:`outside_uses` finds."""
+        for reference in self._inside(span):
             if reference.binding is not None:
                 yield binding_node(reference.binding), reference.name, reference.span.start
-            elif reference.name in self.analysis.records:
-                found = self._chip_use(reference, span.end)
-                if found is not None:
-                    yield ("field", self.analysis.path, found), found, reference.span.start
-        yield from self._formula_uses(span)
+        yield from self.outside_uses(span)
 
     def outside_uses(self, span: Span) -> Iterator[tuple[Node, str, int]]:
-        """What :meth:`uses` finds inside ``span`` but definitions: the chip fields and formulas used there."""
-        low = bisect.bisect_left(self._starts, span.start)
-        high = bisect.bisect_right(self._starts, span.end)
+        """The chip fields and library formulas used inside ``span`` (what it uses that is not a definition)."""
         records, path = self.analysis.records, self.analysis.path
-        for reference in self.references[low:high]:
-            if reference.binding is None and reference.span.end <= span.end and reference.name in records:
+        for reference in self._inside(span):
+            if reference.binding is None and reference.name in records:
                 found = self._chip_use(reference, span.end)
                 if found is not None:
                     yield ("field", path, found), found, reference.span.start
         yield from self._formula_uses(span)
+
+    def _inside(self, span: Span) -> Iterator[Reference]:
+        """The references written wholly inside ``span``, in order."""
+        low = bisect.bisect_left(self._starts, span.start)
+        high = bisect.bisect_right(self._starts, span.end)
+        return (reference for reference in self.references[low:high] if reference.span.end <= span.end)
 
     def _formula_uses(self, span: Span) -> Iterator[tuple[Node, str, int]]:
         """The library formulas called inside ``span``."""
