@@ -34,8 +34,13 @@ from scaling_core.text import Span
 
 
 def document_coverage(analysis: DocumentAnalysis) -> FileCoverage:
-    """Coverage of one draft by its own problems (the editor's view)."""
-    return workspace_coverage([analysis]).files[0]
+    """Coverage of one draft by its own problems (the editor's view).
+
+    Which problems cover what is worked out once per analysis and shared with
+    :func:`definition_coverage` (the hover's question).
+    """
+    covering, notes = _own_covering(analysis)
+    return _file(FileGraph(analysis), covering, tuple(notes.get(analysis.path, ())))
 
 
 def workspace_coverage(
@@ -73,7 +78,14 @@ def definition_coverage(analysis: DocumentAnalysis, start: int) -> Concept | Non
 
 def covering_of(analysis: DocumentAnalysis) -> dict[Node, list[tuple[ProblemRef, bool]]]:
     """Which of the draft's own problems cover each node, and whether through a passing check (once per analysis)."""
-    found = once_per_analysis(analysis, "covering", lambda a: _covering({a.path: FileGraph(a)})[0])
+    return _own_covering(analysis)[0]
+
+
+def _own_covering(
+    analysis: DocumentAnalysis,
+) -> tuple[dict[Node, list[tuple[ProblemRef, bool]]], dict[str, list[tuple[int, str]]]]:
+    """:func:`_covering` of the draft by its own problems, kept with the analysis's lookups."""
+    found = once_per_analysis(analysis, "covering", lambda a: _covering({a.path: FileGraph(a)}))
     return found  # type: ignore[return-value]
 
 
