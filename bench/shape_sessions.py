@@ -15,6 +15,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -273,14 +274,20 @@ async def _after_edits(session: Session, line: int, column: int, count: int, row
     doc = types.TextDocumentIdentifier(session.uri)
     definitions = [i for i, text in enumerate(session.rows) if " = " in text and not text.startswith(("#", "`", "<"))]
     rng = random.Random(5)
-    hover = session.editor.lsp.text_document_hover_async
-    lens = session.editor.lsp.text_document_code_lens_async
+    lsp = session.editor.lsp
+
+    def hover() -> Awaitable[object]:
+        return lsp.text_document_hover_async(types.HoverParams(doc, types.Position(rng.choice(definitions), 1)))
+
+    def lens() -> Awaitable[object]:
+        return lsp.text_document_code_lens_async(types.CodeLensParams(doc))
+
     asks = {
-        "hover": (0.0, lambda: hover(types.HoverParams(doc, types.Position(rng.choice(definitions), 1)))),
-        "hover after a 0.3 s pause": (PAUSE_S, lambda: hover(types.HoverParams(doc, types.Position(rng.choice(definitions), 1)))),
-        "code lens": (0.0, lambda: lens(types.CodeLensParams(doc))),
-        "code lens after a 0.3 s pause": (PAUSE_S, lambda: lens(types.CodeLensParams(doc))),
-    }  # fmt: skip
+        "hover": (0.0, hover),
+        "hover after a 0.3 s pause": (PAUSE_S, hover),
+        "code lens": (0.0, lens),
+        "code lens after a 0.3 s pause": (PAUSE_S, lens),
+    }
     timings: dict[str, list[float]] = {kind: [] for kind in asks}
     for n in range(count):
         for number, (kind, (pause, ask)) in enumerate(asks.items()):
