@@ -265,7 +265,8 @@ PAUSE_S = 0.3
 
 
 async def _after_edits(session: Session, line: int, column: int, count: int, row: Row) -> None:
-    """A hover on a definition, and the code lenses, each just after a keystroke and after a pause (a new
+    """A hover on a definition, the inlay hints of 60 lines around one, and the code lenses, each just after
+    a keystroke (VS Code asks for inlay hints after each) and, but the inlay hints, after a pause (a new
     analysis each time).
 
     Both may need the draft's coverage, computed once per analysis: the
@@ -282,9 +283,15 @@ async def _after_edits(session: Session, line: int, column: int, count: int, row
     def lens() -> Awaitable[object]:
         return lsp.text_document_code_lens_async(types.CodeLensParams(doc))
 
+    def inlay() -> Awaitable[object]:
+        line = rng.choice(definitions)
+        window = types.Range(types.Position(line, 0), types.Position(line + 60, 0))
+        return lsp.text_document_inlay_hint_async(types.InlayHintParams(doc, window))
+
     asks = {
         "hover": (0.0, hover),
         "hover after a 0.3 s pause": (PAUSE_S, hover),
+        "inlay hints": (0.0, inlay),
         "code lens": (0.0, lens),
         "code lens after a 0.3 s pause": (PAUSE_S, lens),
     }

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterator
 
 from scaling_core import prelude
-from scaling_core.document.lookup import VisibleScope, named_values, references_index, values_index
+from scaling_core.document.lookup import VisibleScope, named_value_at, references_index, values_index
 from scaling_core.document.results import Binding, CheckKind, CheckResult, DocumentAnalysis, ValueResult
 from scaling_core.document.shift import shift_tree
 from scaling_core.expr import syntax as ast
@@ -294,10 +294,9 @@ def _derive(analysis: DocumentAnalysis, expr: ast.Expr, start: int, title: str, 
             value = evaluator.statement_value(expr)
     except EvaluationError:
         return None
-    named = named_values(analysis)
 
     def step(binding: Binding) -> tuple[str, str]:
-        result = named.get(binding.span.start) if binding.path == analysis.path else None
+        result = named_value_at(analysis, binding.span.start) if binding.path == analysis.path else None
         if result is None or result.name != binding.name:
             return _plain_step(binding)
         return analysis.text[result.span.start : result.span.end], result.display + unitless_note(result.quantity)

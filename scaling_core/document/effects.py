@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from scaling_core.diagnostics import Diagnostic
 from scaling_core.document.regions import ChunkScan, ClaimRegion, Region
 from scaling_core.document.results import Binding, CheckResult, CheckStatus, Reference, ValueResult
-from scaling_core.document.segments import Segments
+from scaling_core.document.segments import Segments, span_bounds
 from scaling_core.document.shift import (
     move_bindings,
     move_check,
@@ -37,6 +37,10 @@ if TYPE_CHECKING:
 
 #: A check status whose diagnostic a suppression may hide.
 _FAILING = (CheckStatus.FAIL, CheckStatus.WARN)
+
+
+#: ``segments.span_bounds`` of some results (none: no results).
+Bounds = tuple[tuple[int, int], ...]
 
 
 class Imported(NamedTuple):
@@ -65,6 +69,7 @@ class Effects:
     _check_facts: tuple[int, int, bool, tuple[int, ...]] | None = field(
         default=None, init=False, repr=False, compare=False
     )
+    _bounds: tuple[Bounds, Bounds, Bounds] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def owners(self) -> tuple[int | None, ...]:
@@ -81,6 +86,7 @@ class Effects:
     def prepare_replay(self) -> None:
         """Work out now what a replay reads (:attr:`owners`, :attr:`check_facts`), not on the first replay."""
         self.owners  # noqa: B018 - worked out and kept
+        self.bounds  # noqa: B018 - worked out and kept
         if self.checks:
             self.check_facts  # noqa: B018 - worked out and kept
 
@@ -92,6 +98,16 @@ class Effects:
         if facts is None:
             facts = self._check_facts = check_facts(self.checks, [check.span.start for check in self.checks])
         return facts
+
+    @property
+    def bounds(self) -> tuple[Bounds, Bounds, Bounds]:
+        """``segments.span_bounds`` of its values, checks and references: a replay passes them on to
+        ``Segments.add_moved``.  Worked out once."""
+        bounds = self._bounds
+        if bounds is None:
+            bounds = self._bounds = (results_bounds(self.values), results_bounds(self.checks),
+                                     results_bounds(self.references))  # fmt: skip
+        return bounds
 
     @property
     def replayable(self) -> bool:
@@ -206,7 +222,8 @@ class Results:
             if references:
                 resolved = [bindings[owner] if owner is not None else resolve(reference.name)
                             for reference, owner in zip(references, effects.owners)]  # fmt: skip
-                self.references.add_moved(tuple(zip(references, resolved)), partial(move_reference, delta))
+                moved = partial(move_reference, delta)
+                self.references.add_moved(tuple(zip(references, resolved)), moved, bounds=(delta, effects.bounds[2]))
         # Most regions add few kinds of thing: test before each call (this runs for every region of every analysis).
         if effects.diagnostics:
             self.diagnostics.extend(
@@ -214,16 +231,16 @@ class Results:
             )
         if effects.values:
             if delta:
-                self.values.add_moved(effects.values, partial(move_value, delta))
+                self.values.add_moved(effects.values, partial(move_value, delta), bounds=(delta, effects.bounds[0]))
             else:
                 self.values.extend(effects.values)
         if effects.checks:
             facts = effects.check_facts
             self.count_checks(facts, delta)
             if delta:
-                self.checks.add_moved(
-                    effects.checks, partial(move_check, delta), (facts[0] + delta, facts[1] + delta), _as_recorded
-                )
+                keys = (facts[0] + delta, facts[1] + delta)
+                bounds = (delta, effects.bounds[1])
+                self.checks.add_moved(effects.checks, partial(move_check, delta), keys, _as_recorded, bounds)
             else:
                 self.checks.extend(effects.checks)
         if bindings:
@@ -263,6 +280,16 @@ def moved_effects(effects: Effects, delta: int) -> Effects:
         first, last, in_order, failing = effects._check_facts
         moved._check_facts = (first + delta, last + delta, in_order, failing)
     return moved
+
+
+def results_bounds(items: Sequence[ValueResult | CheckResult | Reference], at: Sequence[int] | None = None) -> Bounds:
+    """``segments.span_bounds`` of ``items``' spans, each ``at`` further on if given."""
+    if not items:
+        return ()
+    if at is None:
+        return span_bounds([item.span.start for item in items], [item.span.end for item in items])
+    return span_bounds([item.span.start + delta for item, delta in zip(items, at)],
+                       [item.span.end + delta for item, delta in zip(items, at)])  # fmt: skip
 
 
 def owners_of(bindings: Sequence[Binding], references: Sequence[Reference]) -> tuple[int | None, ...]:

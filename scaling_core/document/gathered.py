@@ -36,14 +36,14 @@ crosses lie where they lay, from where it starts, when it was gathered (its
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from scaling_core.diagnostics import Diagnostic
-from scaling_core.document.effects import Effects, check_facts, region_bounds
+from scaling_core.document.effects import Bounds, Effects, check_facts, region_bounds, results_bounds
 from scaling_core.document.forward import Waiting, binding_stamp, waits
 from scaling_core.document.regions import ChunkScan
 from scaling_core.document.results import Binding, CheckResult, Reference, ValueResult
@@ -55,6 +55,8 @@ if TYPE_CHECKING:
 
 #: A reference's target: a definition of the stretch (its position among them), or a name looked up at its start.
 Target = int | str
+#: A value or a check.
+_R = TypeVar("_R", ValueResult, CheckResult)
 
 
 @dataclass(slots=True, eq=False)
@@ -71,6 +73,8 @@ class Piece:
     settled: Piece | None = None
     #: Of its checks, as gathered: the first start, the largest, whether in order, the failing ones' positions.
     facts: tuple[int, int, bool, tuple[int, ...]] = (0, 0, True, ())
+    #: ``segments.span_bounds`` of its values', checks' and references' spans, as gathered.
+    bounds: tuple[Bounds, Bounds, Bounds] = ((), (), ())
     #: How far from where gathered it was last added (``_add``).
     last_delta: int | None = None
     #: Its definitions' names, in order.
@@ -88,6 +92,8 @@ class Piece:
     def seal(self) -> None:
         """Work out its checks' facts and its definitions' names (once gathered)."""
         self.names = tuple([binding.name for binding, _delta in self.bindings])
+        self.bounds = tuple([results_bounds([item[0] for item in items], [item[1] for item in items])
+                             for items in (self.values, self.checks, self.references)])  # type: ignore[assignment]  # fmt: skip
         if self.checks:
             checks = [check for check, _delta in self.checks]
             self.facts = check_facts(checks, [check.span.start + delta for check, delta in self.checks])
@@ -354,9 +360,8 @@ def _add(interpreter: Interpreter, piece: Piece, delta: int, placed: list[Bindin
     results = interpreter.results
     if piece.elements:
         interpreter.evaluator.budget.elements += piece.elements
-    # Definitions and diagnostics are moved now.  Added twice in a row at one place (the edits are below it,
-    # though its runs were recorded elsewhere), they are kept where they are then (``-delta`` from where the
-    # stretch was gathered): adding them there again moves none of them.
+    # Definitions and diagnostics are moved now.  Added twice in a row at one place (the edits are below it, though
+    # its runs were recorded elsewhere), they are kept there (``-delta`` from where gathered): none moves again.
     again, piece.last_delta = delta == piece.last_delta, delta
     if piece.bindings:
         new = move_each(piece.bindings, delta)
@@ -365,19 +370,21 @@ def _add(interpreter: Interpreter, piece: Piece, delta: int, placed: list[Bindin
         placed += new
         results.bindings += new
     if piece.references:
-        results.references.add_moved(piece.references, partial(_place_reference, delta, placed, outside))
+        place = partial(_place_reference, delta, placed, outside)
+        results.references.add_moved(piece.references, place, bounds=(delta, piece.bounds[2]))
     if piece.diagnostics:
         moved = [shift_diagnostic(d, at + delta) if at + delta else d for d, at in piece.diagnostics]
         if again and any(at + delta for _d, at in piece.diagnostics):
             piece.diagnostics = [(diagnostic, -delta) for diagnostic in moved]
         results.diagnostics += moved
     if piece.values:
-        results.values.add_moved(piece.values, partial(_place_value, delta))
+        results.values.add_moved(piece.values, partial(_place, move_value, delta), bounds=(delta, piece.bounds[0]))
     if piece.checks:
         facts = piece.facts
         results.count_checks(facts, delta)
         keys = (facts[0] + delta, facts[1] + delta)
-        results.checks.add_moved(piece.checks, partial(_place_check, delta), keys, itemgetter(0))
+        moving = partial(_place, move_check, delta)
+        results.checks.add_moved(piece.checks, moving, keys, itemgetter(0), (delta, piece.bounds[1]))
 
 
 def _place_reference(
@@ -388,11 +395,6 @@ def _place_reference(
     return Reference(shift_span(reference.span, at + delta), reference.name, binding)
 
 
-def _place_value(delta: int, item: tuple[ValueResult, int]) -> ValueResult:
-    value, at = item
-    return move_value(at + delta, value) if at + delta else value
-
-
-def _place_check(delta: int, item: tuple[CheckResult, int]) -> CheckResult:
-    check, at = item
-    return move_check(at + delta, check) if at + delta else check
+def _place(move: Callable[[int, _R], _R], delta: int, item: tuple[_R, int]) -> _R:
+    result, at = item
+    return move(at + delta, result) if at + delta else result

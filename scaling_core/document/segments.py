@@ -58,15 +58,18 @@ class Segments(Sequence[T]):
         move: Callable[[Any], T],
         keys: tuple[int, int] | None = None,
         unmoved: Callable[[Any], T] | None = None,
+        bounds: tuple[int, Sequence[tuple[int, int]]] | None = None,
     ) -> None:
         """Add ``move(r)`` for each recorded item, computed only when the list is read.
 
         ``keys``, when known, are the least and the largest key (see :meth:`window`) the moved items
         will have: :meth:`window` then skips them without moving them.  ``unmoved(r)``, when given, is the
-        item as recorded, for a window read only for what moving leaves as it is.
+        item as recorded, for a window read only for what moving leaves as it is.  ``bounds``, when known,
+        are (how far moving moves a span, :func:`span_bounds` of the recorded items' spans): an index of
+        spans (``lookup.SpanIndex``) then moves only the items asked about.
         """
         if recorded:
-            self._parts.append((recorded, move, keys, unmoved))
+            self._parts.append((recorded, move, keys, unmoved, bounds))
             self._length += len(recorded)
 
     def pop(self) -> T:
@@ -112,7 +115,8 @@ class Segments(Sequence[T]):
         return head[start - before :]
 
     def parts(self) -> list[Any]:
-        """The parts as kept, none built: lists of ready items and recorded parts (for releasing a big list)."""
+        """The parts as kept, none built: lists of ready items and recorded parts, each recorded part as
+        (recorded items, move, keys, unmoved, bounds): see :meth:`add_moved`."""
         return list(self._parts)
 
     def _flat(self) -> list[T]:
@@ -203,6 +207,16 @@ def _part_keys(parts: list[Any], key: Callable[[Any], int]) -> tuple[list[int], 
     return firsts, lasts
 
 
+#: How many consecutive items one of :func:`span_bounds`'s pairs covers.
+BOUNDS_STEP = 256
+
+
+def span_bounds(starts: list[int], ends: list[int]) -> tuple[tuple[int, int], ...]:
+    """Of each :data:`BOUNDS_STEP` consecutive spans (``starts[n]``, ``ends[n]``): the earliest start, the latest end."""
+    step = BOUNDS_STEP
+    return tuple([(min(starts[n : n + step]), max(ends[n : n + step])) for n in range(0, len(starts), step)])
+
+
 class SortedOnRead(Sequence[T]):
     """A sequence sorted by ``key`` when first read.
 
@@ -218,6 +232,11 @@ class SortedOnRead(Sequence[T]):
         self._source = source
         self._key = key
         self._sorted: list[T] | None = None
+
+    def unsorted(self) -> tuple[Sequence[T], bool]:
+        """What it reads: the sorted list once sorted (and True), else the source as added (and False)."""
+        found = self._sorted
+        return (found, True) if found is not None else (self._source, False)
 
     def _items(self) -> list[T]:
         # The source is kept: two threads reading at once (the server's handlers and its worker) both sort it.

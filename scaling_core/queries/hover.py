@@ -10,7 +10,6 @@ from scaling_core.document.lookup import (
     bindings_index,
     checks_index,
     definitions_by_name,
-    named_values,
     references_index,
     values_index,
 )
@@ -84,7 +83,7 @@ def prepare_hover(analysis: DocumentAnalysis, go_on: Callable[[], bool] | None =
 
 #: What :func:`hover_at` reads of an analysis, built once per analysis on first use.
 _HOVER_READS: tuple[Callable[[DocumentAnalysis], object], ...] = (
-    values_index, checks_index, bindings_index, references_index, definitions_by_name, named_values, covering_of,
+    values_index, checks_index, bindings_index, references_index, definitions_by_name, covering_of,
 )  # fmt: skip
 
 

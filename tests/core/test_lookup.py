@@ -6,10 +6,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from bench.corpus import book_like
-from bench.shapes import forward, giant
+from bench.shapes import dense, forward, giant
 from scaling_core import DocumentAnalysis, analyze_document
 from scaling_core.document import lookup
 from scaling_core.document.derivation import derivation_at
+from scaling_core.document.incremental import RegionCache
 from scaling_core.document.results import Binding
 from scaling_core.queries.hover import hover_at
 from scaling_core.queries.navigation import binding_at
@@ -76,6 +77,53 @@ def test_what_holds_each_offset_is_what_a_scan_finds() -> None:
         for start in range(0, len(text), 97):
             window = [v for v in analysis.values if start <= v.span.end <= start + 500]
             assert lookup.values_index(analysis).ending_between(start, start + 500) == window
+
+
+def edited_versions(text: str, edits: int = 4) -> list[DocumentAnalysis]:
+    """Analyses of ``text`` after characters typed at a few places, each re-using the last (replayed parts)."""
+    cache, lines, analyses = RegionCache(), text.split("\n"), []
+    analyze_document(text, "x.md", cache=cache)
+    for number in range(edits):
+        lines[len(lines) * (number * 2 + 1) // (edits * 2 + 1)] += " x"
+        analyses.append(analyze_document("\n".join(lines), "x.md", cache=cache))
+    return analyses
+
+
+def test_after_edits_each_index_answers_as_a_scan_of_the_whole_list() -> None:
+    for text in (BOOK, PROBLEMS, forward(600), giant(800, 400), dense(400, paragraph_lines=20)):
+        for analysis in edited_versions(text):
+            whole = len(analysis.text)
+            kinds = [
+                (lookup.values_index(analysis), list(analysis.values)),
+                (lookup.checks_index(analysis), list(analysis.checks)),
+                (lookup.references_index(analysis), list(analysis.references)),
+            ]
+            for index, items in kinds:
+                for offset in range(0, whole + 1, 13):
+                    assert index.first_holding(offset) == scan_holding(items, offset)
+                for start in range(0, whole, 211):
+                    assert index.ending_between(start, start + 400) == [
+                        i for i in items if start <= i.span.end <= start + 400
+                    ]
+                    assert index.starting_between(start, start + 400) == [
+                        i for i in items if start <= i.span.start < start + 400
+                    ]
+
+
+def test_a_window_of_a_long_draft_moves_only_the_items_near_it() -> None:
+    for text in (giant(6_000, 3_000), dense(3_000, paragraph_lines=50)):
+        analysis = edited_versions(text, edits=1)[0]
+        middle = len(analysis.text) // 2
+        for name in ("values", "checks", "references"):
+            items = getattr(analysis, name)
+            if not items:
+                continue
+            index = lookup.SpanIndex(items)
+            index.ending_between(middle, middle + 500)
+            moved = sum(block.spans().items.__len__() for block in index._blocks if block._sorted is not None)
+            recorded = [part for part in items.parts() if type(part) is not list]
+            assert recorded, name  # the edit near the top left the rest as recorded parts, not moved
+            assert moved <= min(2 * lookup.BOUNDS_STEP, len(items) // 2), name
 
 
 def test_the_definitions_visible_at_an_offset_are_what_a_scan_builds() -> None:
