@@ -2,14 +2,15 @@
 
 Each generator returns the text of one draft of about ``lines`` lines whose
 checks all pass (``python -m bench.shapes`` prints the counts), so the figures
-measure work, not error paths.  Besides the book-like chapter of
-``corpus.py``:
+measure work, not error paths, but for ``failing``.  Besides the book-like
+chapter of ``corpus.py``:
 
 * ``forward``: sections that state a result in prose *before* the calc block
   that derives it (a claim reading a name defined below);
 * ``giant``: one calc block of ~5,000 statements between prose;
 * ``dense`` / ``dense_flat``: paragraphs of 100 lines, each line two checked
   code spans and a claim, with a heading before each paragraph or none;
+* ``failing``: the book-like chapter with ~400 failing checks;
 * ``workspace``: a root draft and leaves that ``import`` it, written to a folder;
 * ``chain``: drafts each importing the previous one.
 
@@ -113,6 +114,12 @@ def dense_flat(lines: int = 10_000) -> str:
     return dense(lines, headings=False)
 
 
+def failing(lines: int = 10_000) -> str:
+    """The book-like chapter with its claims of time 10x too large and its critical intensity doubled: ~400
+    checks fail, as in a draft opened for the first time (each version publishes ~400 diagnostics)."""
+    return book_like(lines).replace("= 240`", "= 480`").replace(" µs<!-- ≈ t_", "0 µs<!-- ≈ t_")
+
+
 def huge(size: int = 20_000_000) -> str:
     """A book-like chapter of about ``size`` characters."""
     return book_like(max(10, size * 10_028 // 455_002))
@@ -177,6 +184,7 @@ SHAPES = {
     "giant": giant,
     "dense": dense,
     "dense_flat": dense_flat,
+    "failing": failing,
 }
 
 _DIGIT = re.compile(r"^(?:B_\d+|B) = \d+$|^Step \d+: `2 \* \d")

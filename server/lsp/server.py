@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import inspect
+import json
 import logging
 import sys
 import threading
@@ -25,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
+from pygls.protocol import JsonRPCProtocol, LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from server import code_cache
@@ -132,6 +134,27 @@ class MarginProtocol(LanguageServerProtocol):
         error = types.ResponseError(code=types.ErrorCodes.InvalidParams, message=f"unreadable response: {reason}")
         self._handle_response(msg_id, None, error)  # type: ignore[arg-type]
 
+    def encoded_notification(self, method: str, params: object) -> bytes:
+        """A notification as written to the client (header and body), for :meth:`write_encoded`.
+
+        Made in any thread: turning hundreds of diagnostics into JSON (lsprotocol's
+        converter, then ``json.dumps``) held the event loop ~50 ms for a draft with
+        400 failing checks, on each keystroke.
+        """
+        message = {"jsonrpc": JsonRPCProtocol.VERSION, "method": method, "params": self._converter.unstructure(params)}
+        body = json.dumps(message)  # ASCII (``ensure_ascii``): its length is its length in bytes
+        header = f"Content-Length: {len(body)}\r\nContent-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+        return (header + body).encode(self.CHARSET)
+
+    def write_encoded(self, data: bytes) -> None:
+        """Write what :meth:`encoded_notification` made (on the event loop, where every message is written)."""
+        if self.writer is None:
+            log.error("unable to send data: no transport")
+            return
+        written = self.writer.write(data)
+        if inspect.isawaitable(written):
+            asyncio.ensure_future(written)
+
     def _send_response(self, msg_id: Any, result: Any = None, error: types.ResponseError | None = None) -> None:
         if error is not None and error.data is not None:
             log.error("error answering request %s: %s %s", msg_id, error.message, error.data)
@@ -148,6 +171,7 @@ class MarginServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )  # fmt: skip
         self.state: State  # set by ``load_engine``
+        self.protocol: MarginProtocol  # what ``protocol_cls`` made
         self._load_engine: Callable[[MarginServer], None] | None = load_engine
         #: The client's ``initialize`` params: its root and settings apply once the engine is loaded.
         self.initialize_params: types.InitializeParams | None = None
@@ -194,7 +218,7 @@ class MarginServer(LanguageServer):
         self._stop_event = threading.Event()
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         read = threaded_reader(stdin or sys.stdin.buffer)
-        self._run(serve(self.protocol, read, self._stop_event))  # type: ignore[arg-type]
+        self._run(serve(self.protocol, read, self._stop_event))
 
     def start_tcp(self, host: str, port: int) -> None:
         """Serve one client at a time on ``host:port`` with Margin's reader."""
@@ -202,7 +226,7 @@ class MarginServer(LanguageServer):
 
         async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             self.protocol.set_writer(writer)
-            await serve(self.protocol, lambda: reader.read(65536), stop)  # type: ignore[arg-type]
+            await serve(self.protocol, lambda: reader.read(65536), stop)
             self.shutdown()  # type: ignore[no-untyped-call]
 
         async def listen() -> None:
@@ -231,11 +255,11 @@ class MarginServer(LanguageServer):
         """The negotiated position encoding."""
         return str(self.workspace.position_encoding or "utf-16")
 
-    def push(self, document: Document, analysis: DocumentAnalysis, items: list[types.Diagnostic] | None = None) -> None:
+    def push(self, document: Document, analysis: DocumentAnalysis, encoded: bytes | None = None) -> None:
         """Publish diagnostics for one analysed version (push clients only); tell the user about an
         internal error in it first (:meth:`tell_internal_error`), for pull clients too.
 
-        ``items`` are the diagnostics :meth:`prepare_diagnostics` converted off the event loop.
+        ``encoded`` is the notification :meth:`prepare_diagnostics` made off the event loop.
         """
         self.tell_internal_error(document, analysis)
         if self.pull:
@@ -243,18 +267,22 @@ class MarginServer(LanguageServer):
                 self.workspace_diagnostic_refresh(None)
             self.save_code_cache_once()
             return
-        if items is None:
-            items = self.diagnostics_for(document, analysis)
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=document.uri, version=document.version, diagnostics=items)
-        )
+        if encoded is None:
+            encoded = self.encoded_diagnostics(document, analysis)
+        self.protocol.write_encoded(encoded)
         if self.client_supports_inlay_refresh():
             self.workspace_inlay_hint_refresh(None)
         self.save_code_cache_once()
 
-    def prepare_diagnostics(self, document: Document, analysis: DocumentAnalysis) -> list[types.Diagnostic] | None:
-        """The diagnostics :meth:`push` will publish, converted in the analysis thread (None for pull clients)."""
-        return None if self.pull else self.diagnostics_for(document, analysis)
+    def prepare_diagnostics(self, document: Document, analysis: DocumentAnalysis) -> bytes | None:
+        """The notification :meth:`push` will write, made in the analysis thread (None for pull clients)."""
+        return None if self.pull else self.encoded_diagnostics(document, analysis)
+
+    def encoded_diagnostics(self, document: Document, analysis: DocumentAnalysis) -> bytes:
+        """The ``publishDiagnostics`` notification of one analysed version, ready to write."""
+        items = self.diagnostics_for(document, analysis)
+        params = types.PublishDiagnosticsParams(uri=document.uri, version=document.version, diagnostics=items)
+        return self.protocol.encoded_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, params)
 
     def diagnostics_for(
         self, document: Document, analysis: DocumentAnalysis, coverage: FileCoverage | None = None
