@@ -124,6 +124,11 @@ class SpanIndex(Generic[_T]):
         self._reach = list(itertools.accumulate(most, max))
         self._in_order = all(a <= b for a, b in zip(least, least[1:]))
 
+    def prepare(self) -> None:
+        """Sort (and move into place) every block now, so that no later question waits for one."""
+        for block in self._blocks:
+            block.spans()
+
     def _near(self, low: int, high: int) -> Iterator[_SortedSpans[_T]]:
         """The blocks that may hold an item starting at or before ``high`` and ending at or after ``low``."""
         least, most = self._least, self._most

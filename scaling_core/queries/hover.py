@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 from scaling_core.document.derivation import check_derivation, code, derivation_at, escape, show
 from scaling_core.document.lookup import (
+    SpanIndex,
     bindings_index,
     checks_index,
     definitions_by_name,
@@ -81,9 +83,16 @@ def prepare_hover(analysis: DocumentAnalysis, go_on: Callable[[], bool] | None =
     return True
 
 
-#: What :func:`hover_at` reads of an analysis, built once per analysis on first use.
+def _every_block(index: Callable[[DocumentAnalysis], SpanIndex[Any]]) -> Callable[[DocumentAnalysis], object]:
+    return lambda analysis: index(analysis).prepare()
+
+
+#: What :func:`hover_at` reads of an analysis, built once per analysis on first use.  Which problems cover
+#: what comes first: it reads every value, check and reference, which moves them all into place, so that
+#: the indexes after it sort them without moving them again.
 _HOVER_READS: tuple[Callable[[DocumentAnalysis], object], ...] = (
-    values_index, checks_index, bindings_index, references_index, definitions_by_name, covering_of,
+    covering_of, definitions_by_name, _every_block(values_index), _every_block(checks_index),
+    _every_block(bindings_index), _every_block(references_index),
 )  # fmt: skip
 
 
