@@ -226,7 +226,7 @@ FULL = (40, 60, 2000, 1000, 20)
 QUICK = (8, 10, 100, 100, 5)
 #: A shape's session is abandoned after this long (its row says so).
 SHAPE_TIMEOUT_S = 1800
-ALL_SHAPES = ("book", "forward", "giant", "dense", "dense_flat", "failing", "huge", "workspace", "chain")
+ALL_SHAPES = ("book", "forward", "giant", "dense", "dense_flat", "failing", "unknown", "huge", "workspace", "chain")
 
 
 async def shape_table(only: tuple[str, ...], figures: tuple[int, ...]) -> None:

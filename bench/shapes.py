@@ -2,7 +2,7 @@
 
 Each generator returns the text of one draft of about ``lines`` lines whose
 checks all pass (``python -m bench.shapes`` prints the counts), so the figures
-measure work, not error paths, but for ``failing``.  Besides the book-like
+measure work, not error paths, but for ``failing`` and ``unknown``.  Besides the book-like
 chapter of ``corpus.py``:
 
 * ``forward``: sections that state a result in prose *before* the calc block
@@ -10,7 +10,8 @@ chapter of ``corpus.py``:
 * ``giant``: one calc block of ~5,000 statements between prose;
 * ``dense`` / ``dense_flat``: paragraphs of 100 lines, each line two checked
   code spans and a claim, with a heading before each paragraph or none;
-* ``failing``: the book-like chapter with ~400 failing checks;
+* ``failing`` / ``unknown``: the book-like chapter with ~400 failing checks, or
+  ~200 claims naming a misspelt name;
 * ``workspace``: a root draft and leaves that ``import`` it, written to a folder;
 * ``chain``: drafts each importing the previous one.
 
@@ -120,6 +121,12 @@ def failing(lines: int = 10_000) -> str:
     return book_like(lines).replace("= 240`", "= 480`").replace(" µs<!-- ≈ t_", "0 µs<!-- ≈ t_")
 
 
+def unknown(lines: int = 10_000) -> str:
+    """The book-like chapter with the name in each time claim misspelt: ~200 unknown names (N001), each with
+    its did-you-mean note, as while an author renames a definition."""
+    return book_like(lines).replace("<!-- ≈ t_", "<!-- ≈ tt_")
+
+
 def huge(size: int = 20_000_000) -> str:
     """A book-like chapter of about ``size`` characters."""
     return book_like(max(10, size * 10_028 // 455_002))
@@ -185,6 +192,7 @@ SHAPES = {
     "dense": dense,
     "dense_flat": dense_flat,
     "failing": failing,
+    "unknown": unknown,
 }
 
 _DIGIT = re.compile(r"^(?:B_\d+|B) = \d+$|^Step \d+: `2 \* \d")

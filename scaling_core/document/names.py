@@ -20,7 +20,7 @@ from scaling_core.diagnostics import Diagnostic, Related
 from scaling_core.document.effects import region_bounds
 from scaling_core.document.regions import CalcRegion, ProblemRegion, Region
 from scaling_core.document.results import Binding
-from scaling_core.document.suggest import locked, scope_names
+from scaling_core.document.suggest import ScopeNames, locked, scope_names
 from scaling_core.expr import syntax as ast
 from scaling_core.text import LineIndex, holding
 from scaling_core.units.registry import UnitRegistry
@@ -115,20 +115,20 @@ def suggest_names(
     if not any(d.code == "N001" for d in diagnostics):
         return diagnostics
     shared = frozenset([*top_level, *records])
-    scopes: dict[ProblemRegion | None, frozenset[str]] = {}
+    scopes: dict[ProblemRegion | None, ScopeNames] = {}  # brought up to date once per analysis
     suggested = []
     with locked():
         for diagnostic in diagnostics:
             match = _UNKNOWN_NAME.match(diagnostic.message) if diagnostic.code == "N001" else None
             if match is not None and not any(note.startswith("did you mean") for note in diagnostic.notes):
                 problem = holding(problems, diagnostic.span.start) if problems else None
-                names = scopes.get(problem)
-                if names is None:
+                scope = scopes.get(problem)
+                if scope is None:
                     local = [b.name for b in bindings if problem is not None and b.path == path
                              and problem.span.start <= b.span.start < problem.span.end]  # fmt: skip
-                    names = scopes[problem] = shared | frozenset(local)
-                ident = problem.ident if problem is not None else None
-                note = scope_names(path, ident, names).note(match.group("name"))
+                    ident = problem.ident if problem is not None else None
+                    scope = scopes[problem] = scope_names(path, ident, shared | frozenset(local))
+                note = scope.note(match.group("name"))
                 if note is not None:
                     diagnostic = replace(diagnostic, notes=(note, *diagnostic.notes))
             suggested.append(diagnostic)

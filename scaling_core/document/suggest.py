@@ -35,11 +35,15 @@ class ScopeNames:
         self.names: frozenset[str] = frozenset()
         self.passing: dict[str, list[tuple[float, str]]] = {}
         self.asked: set[str] = set()
+        #: The notes given since the names last changed (a draft with hundreds of unknown names asks for
+        #: each at every keystroke, and most keystrokes change no name).
+        self.notes: dict[str, str | None] = {}
 
     def update(self, names: frozenset[str]) -> None:
         """The scope now has ``names``: compare each remembered spelling with the added ones only."""
         if names == self.names:
             return
+        self.notes = {}
         added, removed = names - self.names, self.names - names
         self.passing = {
             spelling: [p for p in passing if p[1] not in removed] + _passing(spelling, added)
@@ -51,12 +55,17 @@ class ScopeNames:
 
     def note(self, spelling: str) -> str | None:
         """``did you mean 'a' or 'b'?`` for ``spelling``, or None when no name is close enough."""
+        self.asked.add(spelling)
+        if spelling in self.notes:
+            return self.notes[spelling]
         passing = self.passing.get(spelling)
         if passing is None:
             passing = self.passing[spelling] = _passing(spelling, self.names)
-        self.asked.add(spelling)
         best = heapq.nlargest(3, passing)
-        return "did you mean " + " or ".join(f"'{name}'" for _ratio, name in best) + "?" if best else None
+        note = self.notes[spelling] = (
+            "did you mean " + " or ".join(f"'{name}'" for _ratio, name in best) + "?" if best else None
+        )
+        return note
 
 
 def scope_names(path: str, problem: str | None, names: frozenset[str]) -> ScopeNames:

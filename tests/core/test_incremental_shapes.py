@@ -180,6 +180,21 @@ def test_did_you_mean_kept_up_to_date_is_what_a_fresh_search_gives(
             assert note == ("did you mean " + " or ".join(f"'{m}'" for m in fresh) + "?" if fresh else None)
 
 
+def test_a_note_is_worked_out_once_while_the_scope_keeps_its_names() -> None:
+    from scaling_core.document import suggest
+
+    names = [f"t_{n}" for n in range(300)] + ["flops", "bytes"]
+    scope = suggest.ScopeNames()
+    scope.update(frozenset(names))
+    first = [scope.note(spelling) for spelling in ("tt_1", "flop", "nothing_like_it")]
+    assert first[0] is not None and first[1] == "did you mean 'flops'?" and first[2] is None
+    scope.update(frozenset(names))  # the next analysis: the same names (a keystroke in prose)
+    with patch.object(suggest.heapq, "nlargest", side_effect=AssertionError("worked out again")):
+        assert [scope.note(spelling) for spelling in ("tt_1", "flop", "nothing_like_it")] == first
+    scope.update(frozenset([*names, "flip"]))  # a name added: worked out again, with it
+    assert scope.note("flop") == "did you mean 'flops' or 'flip'?"
+
+
 PARTS = st.sampled_from(
     [
         "**Question 1:** it is 4 s<!-- = x -->.\n", "```calc\nx = 4 s\ny = x * 2\n```\n", "So `x * 2 = 8 s` and 8 s<!-- = y -->.\n",
