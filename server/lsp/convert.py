@@ -39,13 +39,18 @@ class PositionConverter:
 
     def position(self, offset: int) -> types.Position:
         """The LSP position of a code-point offset."""
+        line, character = self.units(offset)
+        return types.Position(line=line, character=character)
+
+    def units(self, offset: int) -> tuple[int, int]:
+        """The LSP line and character of a code-point offset (:meth:`position` without the object)."""
         line, column = self.index.position(offset)
         if self.ascii:
-            return types.Position(line=line, character=column)
+            return line, column
         prefix = self.index.line_text(line)[:column]
         if prefix.isascii():
-            return types.Position(line=line, character=column)
-        return types.Position(line=line, character=sum(_units(c, self.encoding) for c in prefix))
+            return line, column
+        return line, sum(_units(c, self.encoding) for c in prefix)
 
     def offset(self, position: types.Position) -> int:
         """The code-point offset of an LSP position (clamped to its line).

@@ -162,6 +162,7 @@ def register(server: MarginServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: MarginServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.state.close(params.text_document.uri)
+        ls.published.forget(params.text_document.uri)
         if not ls.pull:
             ls.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
-import json
 import logging
 import sys
 import threading
@@ -27,17 +26,19 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import JsonRPCProtocol, LanguageServerProtocol
+from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from server import code_cache
 from server.collector import collector_paused
 from server.lsp.loop_monitor import LoopMonitor
+from server.lsp.published import DiagnosticsJson
 from server.lsp.transport import serve, threaded_reader
 
 if TYPE_CHECKING:
     from scaling_core import DocumentAnalysis
     from scaling_core.queries.coverage_model import FileCoverage
+    from server.lsp.convert import PositionConverter
     from server.lsp.documents import Document
     from server.lsp.state import State
 
@@ -134,20 +135,13 @@ class MarginProtocol(LanguageServerProtocol):
         error = types.ResponseError(code=types.ErrorCodes.InvalidParams, message=f"unreadable response: {reason}")
         self._handle_response(msg_id, None, error)  # type: ignore[arg-type]
 
-    def encoded_notification(self, method: str, params: object) -> bytes:
-        """A notification as written to the client (header and body), for :meth:`write_encoded`.
-
-        Made in any thread: turning hundreds of diagnostics into JSON (lsprotocol's
-        converter, then ``json.dumps``) held the event loop ~50 ms for a draft with
-        400 failing checks, on each keystroke.
-        """
-        message = {"jsonrpc": JsonRPCProtocol.VERSION, "method": method, "params": self._converter.unstructure(params)}
-        body = json.dumps(message)  # ASCII (``ensure_ascii``): its length is its length in bytes
+    def framed(self, body: str) -> bytes:
+        """A message's JSON ``body`` (ASCII, as ``json.dumps`` writes it) with its header, for :meth:`write_encoded`."""
         header = f"Content-Length: {len(body)}\r\nContent-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
         return (header + body).encode(self.CHARSET)
 
     def write_encoded(self, data: bytes) -> None:
-        """Write what :meth:`encoded_notification` made (on the event loop, where every message is written)."""
+        """Write what :meth:`framed` made (on the event loop, where every message is written)."""
         if self.writer is None:
             log.error("unable to send data: no transport")
             return
@@ -172,6 +166,8 @@ class MarginServer(LanguageServer):
         )  # fmt: skip
         self.state: State  # set by ``load_engine``
         self.protocol: MarginProtocol  # what ``protocol_cls`` made
+        #: Each open document's last published diagnostics as JSON (``published.py``).
+        self.published = DiagnosticsJson(self.protocol._converter.unstructure)
         self._load_engine: Callable[[MarginServer], None] | None = load_engine
         #: The client's ``initialize`` params: its root and settings apply once the engine is loaded.
         self.initialize_params: types.InitializeParams | None = None
@@ -267,22 +263,22 @@ class MarginServer(LanguageServer):
                 self.workspace_diagnostic_refresh(None)
             self.save_code_cache_once()
             return
-        if encoded is None:
-            encoded = self.encoded_diagnostics(document, analysis)
-        self.protocol.write_encoded(encoded)
+        encoded = encoded or self.prepare_diagnostics(document, analysis)
+        if encoded is not None:
+            self.protocol.write_encoded(encoded)
         if self.client_supports_inlay_refresh():
             self.workspace_inlay_hint_refresh(None)
         self.save_code_cache_once()
 
     def prepare_diagnostics(self, document: Document, analysis: DocumentAnalysis) -> bytes | None:
-        """The notification :meth:`push` will write, made in the analysis thread (None for pull clients)."""
-        return None if self.pull else self.encoded_diagnostics(document, analysis)
-
-    def encoded_diagnostics(self, document: Document, analysis: DocumentAnalysis) -> bytes:
-        """The ``publishDiagnostics`` notification of one analysed version, ready to write."""
-        items = self.diagnostics_for(document, analysis)
-        params = types.PublishDiagnosticsParams(uri=document.uri, version=document.version, diagnostics=items)
-        return self.protocol.encoded_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, params)
+        """The ``publishDiagnostics`` notification :meth:`push` will write, made in the analysis thread (None
+        for pull clients): its JSON for ~400 failing checks held the event loop up to ~70 ms the first time."""
+        if self.pull:
+            return None
+        converter = document.converter(self.encoding)
+        notes = self._coverage_notes(document, analysis, converter)
+        body = self.published.notification(document.uri, document.version, converter, analysis.diagnostics, notes)
+        return self.protocol.framed(body)
 
     def diagnostics_for(
         self, document: Document, analysis: DocumentAnalysis, coverage: FileCoverage | None = None
@@ -293,16 +289,23 @@ class MarginServer(LanguageServer):
         ``coverage`` is the analysis's coverage when the caller has it; otherwise the
         state's cached one (computed once per analysis).
         """
-        from scaling_core.queries.coverage_views import untested_definitions
-        from server.lsp.convert import diagnostic, information
+        from server.lsp.convert import diagnostic
 
         converter = document.converter(self.encoding)
         items = [diagnostic(converter, document.uri, d) for d in analysis.diagnostics]
-        if self.state.config.coverage_diagnostics:
-            if coverage is None:
-                coverage = self.state.queries.coverage(document.uri, analysis)
-            items += [information(converter, span, message) for span, message in untested_definitions(coverage)]
-        return items
+        return items + self._coverage_notes(document, analysis, converter, coverage)
+
+    def _coverage_notes(self, document: Document, analysis: DocumentAnalysis, converter: PositionConverter,
+                        coverage: FileCoverage | None = None) -> list[types.Diagnostic]:  # fmt: skip
+        """With the ``coverage_diagnostics`` setting on, an information note per untested definition."""
+        if not self.state.config.coverage_diagnostics:
+            return []
+        from scaling_core.queries.coverage_views import untested_definitions
+        from server.lsp.convert import information
+
+        if coverage is None:
+            coverage = self.state.queries.coverage(document.uri, analysis)
+        return [information(converter, span, message) for span, message in untested_definitions(coverage)]
 
     def save_code_cache_once(self) -> None:
         """After the first analysis, keep start-up's generated code for the next start (off the loop)."""
