@@ -192,13 +192,13 @@ def _stretches(items: Sequence[_T]) -> Iterator[tuple[_Stretch, int, int]]:
     and latest end."""
     step = BOUNDS_STEP
     for part in items.parts() if isinstance(items, Segments) else [items]:
-        if type(part) is tuple and part[4] is not None:
+        if type(part) is tuple and part[4] is not None and -(-len(part[0]) // step) == len(part[4][1]):
             recorded, move, _keys, _unmoved, (delta, bounds) = part
             for number, (start, end) in enumerate(bounds):
                 first = number * step
                 yield (recorded, first, min(first + step, len(recorded)), move), start + delta, end + delta
             continue
-        ready = list(map(part[1], part[0])) if type(part) is tuple else part  # bounds unknown: moved now
+        ready = list(map(part[1], part[0])) if type(part) is tuple else part  # bounds unknown (or not these): moved
         for first in range(0, len(ready), step):
             block = ready[first : first + step]
             start, end = min([item.span.start for item in block]), max([item.span.end for item in block])

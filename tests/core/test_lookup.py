@@ -208,3 +208,16 @@ def test_preparing_stops_between_parts_once_the_draft_changed() -> None:
     assert prepare_hover(analysis, go_on) is False
     assert asked == [0, 1, 2] and len(analysis.lookups) == 2
     assert prepare_hover(analysis) is True and len(analysis.lookups) > 2
+
+
+def test_a_part_added_with_bounds_that_do_not_fit_its_items_is_moved_whole() -> None:
+    from scaling_core.document.results import Reference
+    from scaling_core.document.segments import Segments
+    from scaling_core.text import Span
+
+    items = [Reference(Span(n * 10, n * 10 + 3), f"x{n}", None) for n in range(600)]
+    segments: Segments[Reference] = Segments()
+    segments.add_moved(items, lambda item: item, bounds=(0, ((0, 2_563),)))  # one pair: 256 items' bounds
+    index = lookup.SpanIndex(segments)
+    assert index.first_holding(5_001) is items[500]
+    assert index.ending_between(3_000, 3_013) == items[300:302]
