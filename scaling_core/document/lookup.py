@@ -115,7 +115,9 @@ class SpanIndex(Generic[_T]):
 
     def __init__(self, items: Sequence[_T]) -> None:
         self._sort = False
-        if isinstance(items, SortedOnRead):
+        # ``type(...) is``, not ``isinstance``: compiled (mypyc), these classes share the ABC cache of
+        # ``Sequence``, so that once a list has been seen to be a ``Sequence`` it passes for one of them too.
+        if type(items) is SortedOnRead:
             items, ready = items.unsorted()
             self._sort = not ready
         blocks, least, most = _blocks(items)
@@ -191,7 +193,7 @@ def _stretches(items: Sequence[_T]) -> Iterator[tuple[_Stretch, int, int]]:
     """``items`` as stretches of at most :data:`BOUNDS_STEP` items, in order, each with its earliest start
     and latest end."""
     step = BOUNDS_STEP
-    for part in items.parts() if isinstance(items, Segments) else [items]:
+    for part in items.parts() if type(items) is Segments else [items]:  # not isinstance: see SpanIndex
         if type(part) is tuple and part[4] is not None and -(-len(part[0]) // step) == len(part[4][1]):
             recorded, move, _keys, _unmoved, (delta, bounds) = part
             for number, (start, end) in enumerate(bounds):

@@ -196,7 +196,7 @@ class DocumentAnalysis:
         """
         held: list[object] = [*self.exports.values(), *self.bindings, *self.diagnostics, *self.problems]
         for results in (self.references, self.values, self.checks):
-            if isinstance(results, Segments):
+            if type(results) is Segments:  # not isinstance: compiled, Segments shares Sequence's ABC cache
                 for part in results.parts():
                     if type(part) is list:
                         held += part

@@ -221,3 +221,15 @@ def test_a_part_added_with_bounds_that_do_not_fit_its_items_is_moved_whole() -> 
     index = lookup.SpanIndex(segments)
     assert index.first_holding(5_001) is items[500]
     assert index.ending_between(3_000, 3_013) == items[300:302]
+
+
+def test_a_plain_list_is_indexed_as_a_list_once_lists_were_seen_as_sequences() -> None:
+    # Compiled (mypyc), Segments and SortedOnRead share the ABC cache of ``Sequence``: once a list has been
+    # checked to be a Sequence, ``isinstance(a_list, SortedOnRead)`` says yes (CI's compiled run).
+    from collections.abc import Sequence as AbstractSequence
+
+    analysis = analyze_document(PROBLEMS, "x.md")
+    assert isinstance(list(analysis.bindings), AbstractSequence)
+    index = lookup.SpanIndex(list(analysis.bindings))
+    first = analysis.bindings[0]
+    assert index.first_holding(first.span.start) is first
