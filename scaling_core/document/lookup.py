@@ -118,7 +118,7 @@ class SpanIndex(Generic[_T]):
         # ``type(...) is``, not ``isinstance``: compiled (mypyc), these classes share the ABC cache of
         # ``Sequence``, so that once a list has been seen to be a ``Sequence`` it passes for one of them too.
         if type(items) is SortedOnRead:
-            items, ready = items.unsorted()
+            items, ready = items.contents()
             self._sort = not ready
         blocks, least, most = _blocks(items)
         self._blocks, self._least, self._most = blocks, least, most

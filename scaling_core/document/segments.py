@@ -233,8 +233,8 @@ class SortedOnRead(Sequence[T]):
         self._key = key
         self._sorted: list[T] | None = None
 
-    def unsorted(self) -> tuple[Sequence[T], bool]:
-        """What it reads: the sorted list once sorted (and True), else the source as added (and False)."""
+    def contents(self) -> tuple[Sequence[T], bool]:
+        """Its items as held now: the sorted list once sorted (and True), else the source as added (False)."""
         found = self._sorted
         return (found, True) if found is not None else (self._source, False)
 

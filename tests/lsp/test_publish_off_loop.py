@@ -11,6 +11,7 @@ import pytest
 
 from scaling_core import DocumentAnalysis
 from server.lsp.documents import Document
+from server.lsp.published import DiagnosticsJson
 from server.lsp.state import State
 
 DRAFT = "```calc\nB = 128\nB * 2 == 257\n```\n"
@@ -64,7 +65,7 @@ def _message(data: bytes) -> tuple[int, dict[str, object]]:
     return length, json.loads(body)
 
 
-def _published_both_ways(text: str, path: str, version: int, made: object | None = None) -> list[object]:
+def _published_both_ways(text: str, path: str, version: int, made: DiagnosticsJson | None = None) -> list[object]:
     """The publishDiagnostics message of ``text`` as pygls writes it and as the server makes it off the loop."""
     from lsprotocol import types
 
@@ -72,7 +73,6 @@ def _published_both_ways(text: str, path: str, version: int, made: object | None
     from scaling_core.text import LineIndex
     from server.lsp.app import create_server
     from server.lsp.convert import PositionConverter, diagnostic
-    from server.lsp.published import DiagnosticsJson
 
     analysis = analyze_document(text, path)
     converter = PositionConverter(LineIndex(text), "utf-16")
@@ -84,7 +84,7 @@ def _published_both_ways(text: str, path: str, version: int, made: object | None
     server.protocol.set_writer(pygls_way)
     server.text_document_publish_diagnostics(params)
     made = made or DiagnosticsJson(server.protocol._converter.unstructure)
-    body = made.notification(uri, version, converter, analysis.diagnostics)  # type: ignore[attr-defined]
+    body = made.notification(uri, version, converter, analysis.diagnostics)
     server.protocol.set_writer(ours)
     server.protocol.write_encoded(server.protocol.framed(body))
     return [_message(ours.data), _message(pygls_way.data), len(items)]
@@ -99,7 +99,6 @@ def test_the_notification_made_off_the_loop_is_what_pygls_would_write() -> None:
 
 def test_each_golden_draft_publishes_what_pygls_would_write_version_after_version() -> None:
     from server.lsp.app import create_server
-    from server.lsp.published import DiagnosticsJson
 
     made = DiagnosticsJson(create_server().protocol._converter.unstructure)
     golden = sorted((Path(__file__).parent.parent / "golden").rglob("*.md"))
@@ -122,7 +121,6 @@ def test_a_version_whose_diagnostics_keep_their_lines_and_columns_makes_no_json_
     from scaling_core.text import LineIndex
     from server.lsp import convert
     from server.lsp.app import create_server
-    from server.lsp.published import DiagnosticsJson
 
     text = "".join(f"Step {n}: it takes {n + 1} s<!-- = {n} s -->.\n" for n in range(50))  # 50 failing claims
     made = DiagnosticsJson(create_server().protocol._converter.unstructure)
