@@ -233,3 +233,18 @@ def test_a_plain_list_is_indexed_as_a_list_once_lists_were_seen_as_sequences() -
     index = lookup.SpanIndex(list(analysis.bindings))
     first = analysis.bindings[0]
     assert index.first_holding(first.span.start) is first
+
+
+def test_a_hover_on_a_draft_without_problems_moves_nothing_to_say_what_tests_a_definition() -> None:
+    from scaling_core.queries.coverage import definition_coverage
+    from scaling_core.queries.coverage_model import ConceptStatus
+
+    text = giant(2_000, 1_000)
+    cache = RegionCache()
+    analyze_document(text, "x.md", cache=cache)
+    text = "Typed above.\n" + text  # every later part is replayed, still as recorded
+    analysis = analyze_document(text, "x.md", cache=cache)
+    concept = definition_coverage(analysis, text.index("t_100 = "))
+    assert concept is not None and concept.status == ConceptStatus.UNTESTED and not concept.problems
+    for results in (analysis.references, analysis.values, analysis.checks):
+        assert any(type(part) is not list for part in results.parts())  # type: ignore[attr-defined]
