@@ -152,6 +152,10 @@ class SpanIndex(Generic[_T]):
                 break
         return self._ordered(found)[0] if found else None
 
+    def holding(self, offset: int) -> list[_T]:
+        """Every item whose span holds ``offset`` (end included), in order."""
+        return self._ordered([item for spans in self._near(offset, offset) for item in spans.holding(offset)])
+
     def starting_between(self, low: int, high: int) -> list[_T]:
         """Every item whose span starts in ``[low, high)``, in order."""
         return self._ordered(

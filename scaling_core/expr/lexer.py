@@ -37,8 +37,10 @@ OPERATORS: dict[str, TokenKind] = {
     "(": TokenKind.LPAREN, ")": TokenKind.RPAREN, "[": TokenKind.LBRACKET, "]": TokenKind.RBRACKET,
 }  # fmt: skip
 _SUPERSCRIPT_CLASS = "".join(_SUPERSCRIPTS)
-#: A name, exactly as the lexer reads one (superscripts are exponents, not part of names).
-IDENTIFIER = rf"[^\W\d{_SUPERSCRIPT_CLASS}][^\W{_SUPERSCRIPT_CLASS}]*"
+#: A character that continues a name (superscripts are exponents, not part of names).
+NAME_CONTINUES = rf"[^\W{_SUPERSCRIPT_CLASS}]"
+#: A name, exactly as the lexer reads one.
+IDENTIFIER = rf"[^\W\d{_SUPERSCRIPT_CLASS}]{NAME_CONTINUES}*"
 #: A number without its magnitude suffix, and the suffix (a letter not followed by another).
 NUMBER = r"(?:[0-9][0-9_]*(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 SUFFIX = r"[kKMBT](?!\w)"

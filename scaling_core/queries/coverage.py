@@ -16,10 +16,10 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
+from typing import cast
 
 from scaling_core.document.lookup import bindings_index, once_per_analysis
-from scaling_core.document.results import Binding, CheckResult, DocumentAnalysis, ProblemResult
-from scaling_core.formulas import LIBRARY
+from scaling_core.document.results import CheckResult, DocumentAnalysis, ProblemResult
 from scaling_core.queries.coverage_graph import FileGraph, Heading, Node, binding_node, headings
 from scaling_core.queries.coverage_model import (
     Concept,
@@ -30,7 +30,14 @@ from scaling_core.queries.coverage_model import (
     ProblemRef,
     SectionCoverage,
 )
+from scaling_core.queries.coverage_one import problems_testing
+from scaling_core.queries.coverage_walk import Edges, cover_problem, problem_ref
 from scaling_core.text import Span
+
+#: Where an analysis keeps which of its problems cover what (:func:`covering_of`), once worked out.
+_COVERING = "covering"
+#: Which problems cover each node (and whether through a passing check), and each file's notes.
+_Walk = tuple[dict[Node, list[tuple[ProblemRef, bool]]], dict[str, list[tuple[int, str]]]]
 
 
 def document_coverage(analysis: DocumentAnalysis) -> FileCoverage:
@@ -67,13 +74,19 @@ def definition_coverage(analysis: DocumentAnalysis, start: int) -> Concept | Non
     editor's hover asks this after each edit, and the whole draft's coverage
     costs ~0.1 s on 10,000 lines.  Which problems cover what is computed once
     per analysis (kept with its lookups); the definitions' concepts are not.
+    Until it is, only the problems that could test this definition are walked
+    (``coverage_one``).
     """
     at = bindings_index(analysis).starting_between(start, start + 1)
     binding = next((b for b in at if b.path == analysis.path), None)
     if binding is None or analysis.problem_at(start) is not None:
         return None
-    covering = covering_of(analysis)
-    return _concept(analysis, covering, binding_node(binding), binding.name, ConceptKind.DEFINITION, binding.span)
+    node = binding_node(binding)
+    walked = analysis.lookups.get(_COVERING)
+    tests = cast(_Walk, walked)[0].get(node, []) if walked is not None else problems_testing(analysis, binding)
+    if tests is None:  # its name is written all over: the whole draft's walk, kept for the next hover
+        tests = covering_of(analysis).get(node, [])
+    return _concept(analysis, {node: tests}, node, binding.name, ConceptKind.DEFINITION, binding.span)
 
 
 def covering_of(analysis: DocumentAnalysis) -> dict[Node, list[tuple[ProblemRef, bool]]]:
@@ -81,33 +94,26 @@ def covering_of(analysis: DocumentAnalysis) -> dict[Node, list[tuple[ProblemRef,
     return _own_covering(analysis)[0]
 
 
-def _own_covering(
-    analysis: DocumentAnalysis,
-) -> tuple[dict[Node, list[tuple[ProblemRef, bool]]], dict[str, list[tuple[int, str]]]]:
+def _own_covering(analysis: DocumentAnalysis) -> _Walk:
     """:func:`_covering` of the draft by its own problems, kept with the analysis's lookups."""
-    found = once_per_analysis(analysis, "covering", _covering_by_own_problems)
+    found = once_per_analysis(analysis, _COVERING, _covering_by_own_problems)
     return found  # type: ignore[return-value]
 
 
-def _covering_by_own_problems(
-    analysis: DocumentAnalysis,
-) -> tuple[dict[Node, list[tuple[ProblemRef, bool]]], dict[str, list[tuple[int, str]]]]:
+def _covering_by_own_problems(analysis: DocumentAnalysis) -> _Walk:
     """:func:`_covering` of one draft; without problems, nothing covers anything and nothing is read.
 
     A draft with no problem (most chapters while they are being written) would otherwise move every value,
-    check and reference into place to find that out: after a keystroke near the top of 10,000 lines, ~30 ms
-    of the first hover.
+    check and reference into place to find that out (~30 ms after a keystroke near the top of 10,000 lines).
     """
     if not analysis.problems:
         return {}, {}
     return _covering({analysis.path: FileGraph(analysis)})
 
 
-def _covering(
-    graphs: dict[str, FileGraph],
-) -> tuple[dict[Node, list[tuple[ProblemRef, bool]]], dict[str, list[tuple[int, str]]]]:
+def _covering(graphs: dict[str, FileGraph]) -> _Walk:
     """Which problems cover each node (and whether through a passing check), and each file's notes."""
-    edges = _Edges(graphs.values())
+    edges = Edges(graphs.values())
     covering: dict[Node, list[tuple[ProblemRef, bool]]] = {}
     notes: dict[str, list[tuple[int, str]]] = {}
     for graph in graphs.values():
@@ -119,96 +125,8 @@ def _covering(
             if at >= 0 and graph.counts(check):
                 checks[at].append(check)
         for problem, found in zip(problems, checks):
-            _cover(graph, problem, found, edges, covering, notes.setdefault(graph.analysis.path, []))
+            cover_problem(graph, problem, found, edges, covering, notes.setdefault(graph.analysis.path, []))
     return covering, notes
-
-
-class _Edges:
-    """What each definition's statement uses, read when a walk from a problem first reaches it."""
-
-    def __init__(self, graphs: Iterable[FileGraph]) -> None:
-        self._found: dict[Node, set[Node]] = {}
-        self._graphs = {graph.analysis.path: graph for graph in graphs}
-        #: Per file, its own definitions by where their names start (read on first use).
-        self._definitions: dict[str, dict[str, Binding]] = {}
-
-    def get(self, node: Node, default: Iterable[Node] = ()) -> Iterable[Node]:
-        """The nodes ``node``'s definition uses (``default`` for a chip field, a formula, another file's name)."""
-        found = self._found.get(node)
-        if found is not None:
-            return found
-        kind, path, start = node
-        graph = self._graphs.get(path) if kind == "def" else None
-        binding = self._defined(graph).get(start) if graph is not None else None
-        if graph is None or binding is None:
-            return default
-        found = self._found[node] = {used for used, _name, _at in graph.uses(graph.statement(binding))} - {node}
-        return found
-
-    def _defined(self, graph: FileGraph) -> dict[str, Binding]:
-        path = graph.analysis.path
-        if path not in self._definitions:
-            self._definitions[path] = {str(b.span.start): b for b in graph.analysis.bindings if b.path == path}
-        return self._definitions[path]
-
-
-def _closure(start: Iterable[Node], edges: _Edges) -> set[Node]:
-    seen: set[Node] = set()
-    stack = list(start)
-    while stack:
-        node = stack.pop()
-        if node not in seen:
-            seen.add(node)
-            stack.extend(edges.get(node, ()))
-    return seen
-
-
-def _cover(
-    graph: FileGraph,
-    problem: ProblemResult,
-    checks: list[CheckResult],
-    edges: _Edges,
-    covering: dict[Node, list[tuple[ProblemRef, bool]]],
-    notes: list[tuple[int, str]],
-) -> None:
-    analysis = graph.analysis
-    ref = _ref(analysis, problem)
-    reached: dict[Node, bool] = {}  # node -> whether a passing check (or a declaration) reaches it
-    for check in checks:
-        passing = check.status != "fail"
-        for node in _closure((n for n, _name, _at in graph.uses(graph.check_reach(check))), edges):
-            reached[node] = reached.get(node, False) or passing
-    for name, offset in graph.declared(problem.span):
-        declared = _declared_node(analysis, name, problem)
-        if declared is None:
-            notes.append(
-                (analysis.line(offset), f"'{name}' in a tests: declaration names no definition, chip field or formula")
-            )
-            continue
-        for found in _closure((declared,), edges):
-            reached[found] = True
-    for node, passing in reached.items():
-        covering.setdefault(node, []).append((ref, passing))
-
-
-def _declared_node(analysis: DocumentAnalysis, name: str, problem: ProblemResult) -> Node | None:
-    name = name.removesuffix("()").strip("` ")
-    chip, dot, _rest = name.partition(".")
-    base = chip.partition("[")[0]
-    if (dot or "[" in name) and base in analysis.records:
-        return ("field", analysis.path, name.replace(" ", ""))
-    local = [
-        b for b in analysis.bindings
-        if b.name == name and b.path == analysis.path and b.span.start < problem.span.start
-        and analysis.problem_at(b.span.start) is None
-    ]  # fmt: skip
-    if local:
-        return binding_node(local[-1])
-    if name in analysis.exports:
-        return binding_node(analysis.exports[name])
-    if name in LIBRARY:
-        return ("formula", analysis.path, name)
-    return None
 
 
 def _file(
@@ -283,7 +201,7 @@ def _sections(
     for offset, item in concepts:
         own[_section_of(starts, offset)].append(item)
     for problem in analysis.problems:
-        own_problems[_section_of(starts, problem.span.start)].append(_ref(analysis, problem))
+        own_problems[_section_of(starts, problem.span.start)].append(problem_ref(analysis, problem))
     sections = []
     if own[0] or own_problems[0]:
         sections.append(SectionCoverage("", 0, 1, Span(0, 0), tuple(own[0]), tuple(own_problems[0])))
@@ -329,8 +247,3 @@ def _section_ends(found_headings: list[Heading]) -> list[int]:
 def _section_of(starts: list[int], offset: int) -> int:
     """The index in ``own`` of the section holding ``offset`` (0: before the first heading)."""
     return bisect.bisect_right(starts, offset)
-
-
-def _ref(analysis: DocumentAnalysis, problem: ProblemResult) -> ProblemRef:
-    line = analysis.line(problem.title_span.start)
-    return ProblemRef(analysis.path, problem.title, line, problem.status, problem.passed, problem.total)

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from functools import cached_property
 from operator import attrgetter
 
+from scaling_core.document.lookup import bindings_index, named_value_at, references_index
 from scaling_core.document.results import Binding, CheckKind, CheckResult, CheckStatus, DocumentAnalysis, Reference
 from scaling_core.formulas import LIBRARY
 from scaling_core.records import record
@@ -70,14 +71,25 @@ def _title(line: str) -> str:
 
 
 class FileGraph:
-    """One analysis seen as a graph: what each definition and each check uses."""
+    """One analysis seen as a graph: what each definition and each check uses.
 
-    def __init__(self, analysis: DocumentAnalysis) -> None:
+    Made for the whole draft (coverage of every concept), it sorts every reference once and keeps every
+    statement; ``windowed``, it reads only the places asked about, through the analysis's indexes (which
+    problems may test one definition, right after an edit: see ``coverage.definition_coverage``).
+    """
+
+    def __init__(self, analysis: DocumentAnalysis, windowed: bool = False) -> None:
         self.analysis = analysis
         self.text = analysis.text
-        self.references: list[Reference] = sorted(analysis.references, key=attrgetter("span.start"))
-        self._starts = [r.span.start for r in self.references]
-        self._statements = {v.span.start: v.span for v in analysis.values if v.name is not None}
+        self._windowed = windowed
+        self.references: list[Reference] = []
+        self._starts: list[int] = []
+        self._statements: dict[int, Span] = {}
+        self._definitions: dict[int, Binding] | None = None
+        if not windowed:
+            self.references = sorted(analysis.references, key=attrgetter("span.start"))
+            self._starts = [r.span.start for r in self.references]
+            self._statements = {v.span.start: v.span for v in analysis.values if v.name is not None}
 
     # -- what a span of text uses ---------------------------------------------
     def uses(self, span: Span) -> Iterator[tuple[Node, str, int]]:
@@ -100,6 +112,9 @@ class FileGraph:
 
     def _inside(self, span: Span) -> Iterator[Reference]:
         """The references written wholly inside ``span``, in order."""
+        if self._windowed:
+            found = references_index(self.analysis).starting_between(span.start, span.end + 1)
+            return iter(sorted([reference for reference in found if reference.span.end <= span.end], key=_start))
         low = bisect.bisect_left(self._starts, span.start)
         high = bisect.bisect_right(self._starts, span.end)
         return (reference for reference in self.references[low:high] if reference.span.end <= span.end)
@@ -126,9 +141,23 @@ class FileGraph:
         return reference.name + _compact(index.group(1)) if index is not None else None
 
     # -- where things are -------------------------------------------------------
+    def defined_at(self, start: int) -> Binding | None:
+        """The draft's own definition whose name starts at ``start`` (the last in list order, if several)."""
+        path = self.analysis.path
+        if self._windowed:
+            found = [b for b in bindings_index(self.analysis).starting_between(start, start + 1) if b.path == path]
+            return found[-1] if found else None
+        if self._definitions is None:
+            self._definitions = {b.span.start: b for b in self.analysis.bindings if b.path == path}
+        return self._definitions.get(start)
+
     def statement(self, binding: Binding) -> Span:
         """The span of the statement that defines ``binding`` (its line when unknown)."""
-        found = self._statements.get(binding.span.start)
+        if self._windowed:
+            value = named_value_at(self.analysis, binding.span.start)
+            found = value.span if value is not None else None
+        else:
+            found = self._statements.get(binding.span.start)
         if found is not None:
             return found
         index = self.analysis.index
@@ -167,6 +196,10 @@ class FileGraph:
                     names.append((name, offset + part.index(name[0])))
                 offset += len(part) + 1
         return names
+
+
+def _start(reference: Reference) -> int:
+    return reference.span.start
 
 
 def _compact(index: str) -> str:
