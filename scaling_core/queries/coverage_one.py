@@ -43,6 +43,8 @@ def problems_testing(analysis: DocumentAnalysis, binding: Binding) -> list[tuple
 
     None when its name, or the names built from it, are written in too many places to be worth it.
     """
+    if not analysis.problems:  # nothing to search for
+        return []
     problems = problems_naming(analysis, binding)
     if problems is None:
         return None
