@@ -166,7 +166,7 @@ def _analyze(
     diagnostics += cells.diagnostics
     suppressions = found.suppressions + found.calc_suppressions
     diagnostics = _suppress(diagnostics, suppressions)
-    checks = _checks(results, suppressions, config, bool(found.problems))
+    checks = _checks(results, suppressions, config)
     errors = sorted((d for d in diagnostics if d.severity is Severity.ERROR), key=span_start)
     problems = found.problems
     result.problems = [problem_verdict(p, checks, errors) for p in problems]
@@ -274,21 +274,21 @@ def _analyze_import(target: str, text: str, config: Config, context: ImportConte
     keep_import(target, text, config, context, analyze_document(text, target, config, context.loader, context), mark)
 
 
-def _checks(results: Results, suppressions: list[Suppression], config: Config, listed: bool) -> Sequence[CheckResult]:
+def _checks(results: Results, suppressions: list[Suppression], config: Config) -> Sequence[CheckResult]:
     """The checks in order of start, failing ones that are suppressed or turned off counting as skipped.
 
     Moved into place only when needed: a failing check to skip; problem
     verdicts read the checks inside each problem (``verdicts.within``, which
     moves only those).  Out of order (a claim that waited for names below),
-    they are sorted: when first read, or now when ``listed`` (problem verdicts
-    will read them).
+    they are sorted when first read (problem verdicts read windows, which
+    do not sort), or now when failing ones are to be skipped.
     """
     checks: Sequence[CheckResult] = results.checks
     failing = results.failing
     skipping = failing and (suppressions or any(level is None for level in config.severity.values()))
     if not results.checks_in_order:
-        if not listed and not skipping:
-            return SortedOnRead(checks, span_start)  # sorted when read: publishing reads none
+        if not skipping:  # sorted when read: publishing reads none, problem verdicts read windows
+            return SortedOnRead(checks, span_start)
         checks = sorted(checks, key=span_start)
         failing = [n for n, check in enumerate(checks) if check.status in _FAILING]
     if skipping:

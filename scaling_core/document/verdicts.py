@@ -19,7 +19,7 @@ from scaling_core.document.results import (
     ProblemStatus,
     check_subject,
 )
-from scaling_core.document.segments import Segments
+from scaling_core.document.segments import Segments, SortedOnRead
 from scaling_core.expr.compare import Outcome
 from scaling_core.text import Span
 from scaling_core.units.arrays import is_array, largest
@@ -137,8 +137,10 @@ def within(items: Sequence[Spanned], bounds: tuple[int, int], placed: bool = Tru
     """Items (sorted by span start) whose span starts inside ``bounds``: of a :class:`Segments`, moving
     into place only the parts that may hold them (unless ``placed``, not those wholly inside: their
     items come as recorded, with their spans where they were then)."""
-    if isinstance(items, Segments):
+    if type(items) is Segments:  # not isinstance: see lookup.SpanIndex
         return items.window(bounds[0], bounds[1], span_start, placed)
+    if type(items) is SortedOnRead:  # out of order, not sorted yet: sorting moves every item into place
+        return items.window(bounds[0], bounds[1], placed)
     low = bisect.bisect_left(items, bounds[0], key=span_start)
     return list(items[low : bisect.bisect_left(items, bounds[1], lo=low, key=span_start)])
 

@@ -264,3 +264,20 @@ def test_problem_verdicts_after_typing_at_the_top_move_only_the_checks_inside_pr
     inside = sum(p.total for p in incremental.problems)
     assert incremental.problems and 0 < inside < len(incremental.checks) // 2
     assert verdict_moves <= inside  # before: every check, to list them for the verdicts
+
+
+def test_problem_verdicts_of_claims_waiting_for_misspelt_names_do_not_sort_every_check() -> None:
+    from bench.shapes import unknown
+    from scaling_core.document.segments import SortedOnRead
+
+    cache = RegionCache()
+    lines = unknown(1_200).split("\n")
+    analyze_document("\n".join(lines), "x.md", cache=cache)
+    for at in (5, len(lines) // 2):
+        lines[at] += " typed"
+        text = "\n".join(lines)
+        analysis = analyze_document(text, "x.md", cache=cache)
+        checks = analysis.checks
+        assert type(checks) is SortedOnRead and analysis.problems
+        assert checks.contents()[1] is False  # the verdicts read windows: nothing sorted, nothing moved yet
+        assert observable(analysis) == observable(analyze_document(text, "x.md"))  # verdicts included

@@ -130,3 +130,57 @@ def test_a_window_read_for_what_moving_keeps_leaves_the_parts_inside_it_unmoved(
     items.add_moved((30, 40), move, (130, 140), lambda item: -item)
     assert items.window(105, 135, int, placed=False) == [-10, -20, 130] and moved == [30, 40]
     assert items.window(105, 135, int) == [110, 120, 130]  # placed, as anyone else reads them
+
+
+#: An item of :func:`test_a_window_of_a_list_out_of_order_is_what_sorting_all_gives`: (start, end, tag).
+Spanned = tuple[int, int, int]
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["ready", "moved", "moved, bounds given", "moved, bounds and unmoved given"]),
+            st.lists(st.tuples(st.integers(0, 40), st.integers(0, 6)), max_size=6),
+            st.integers(-5, 20),
+        ),
+        max_size=10,
+    ),  # fmt: skip
+    st.integers(-2, 60),
+    st.integers(0, 30),
+)
+def test_a_window_of_a_list_out_of_order_is_what_sorting_all_gives(
+    parts: list[tuple[str, list[tuple[int, int]], int]], low: int, width: int
+) -> None:
+    """Parts in any order, items in any order inside them, equal keys: a window of the sorted list, read
+    without sorting it, is the sorted list's slice (stable), and unless placed the same items."""
+    from scaling_core.document.segments import span_bounds
+
+    def move(delta: int, item: Spanned) -> Spanned:
+        return (item[0] + delta, item[1] + delta, item[2])
+
+    items: Segments[Spanned] = Segments()
+    tag = 0
+    for kind, spans, delta in parts:
+        recorded = []
+        for start, length in spans:
+            recorded.append((start, start + length, tag))
+            tag += 1
+        if kind == "ready":
+            items.extend(recorded)
+            continue
+        bounds = (delta, span_bounds([r[0] for r in recorded], [r[1] for r in recorded])) if "bounds" in kind else None
+        unmoved = (lambda item: item) if "unmoved" in kind else None
+        items.add_moved(tuple(recorded), partial(move, delta), None, unmoved, bounds)
+    high = low + width
+    expected = [item for item in sorted(items, key=lambda item: item[0]) if low <= item[0] < high]
+    for placed in (True, False):
+        ordered = SortedOnRead(items, key=lambda item: item[0])
+        found = ordered.window(low, high, placed)
+        if placed:
+            assert found == expected
+            assert ordered.window(low, high) == expected  # its index kept
+        else:
+            assert sorted(item[2] for item in found) == sorted(item[2] for item in expected)
+        assert list(ordered) == sorted(items, key=lambda item: item[0])
+        assert ordered.window(low, high) == expected  # once sorted, a slice of the sorted list
