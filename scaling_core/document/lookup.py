@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
 from scaling_core.document.results import Binding, CheckResult, DocumentAnalysis, Reference, ValueResult
-from scaling_core.document.segments import BOUNDS_STEP, Segments, SortedOnRead
+from scaling_core.document.segments import BOUNDS_STEP, Segments, SortedOnRead, known_bounds
 from scaling_core.text import Span
 
 #: Spans longer than this are few (a whole problem, a long block's value): they are scanned, not indexed.
@@ -197,9 +197,12 @@ def _stretches(items: Sequence[_T]) -> Iterator[tuple[_Stretch, int, int]]:
     """``items`` as stretches of at most :data:`BOUNDS_STEP` items, in order, each with its earliest start
     and latest end."""
     step = BOUNDS_STEP
-    for part in items.parts() if type(items) is Segments else [items]:  # not isinstance: see SpanIndex
-        if type(part) is tuple and part[4] is not None and -(-len(part[0]) // step) == len(part[4][1]):
-            recorded, move, _keys, _unmoved, (delta, bounds) = part
+    parts: list[Any] = items.parts() if type(items) is Segments else [items]  # not isinstance: see SpanIndex
+    for part in parts:
+        known = known_bounds(part) if type(part) is tuple else None
+        if known is not None:
+            recorded, move = part[0], part[1]
+            delta, bounds = known
             for number, (start, end) in enumerate(bounds):
                 first = number * step
                 yield (recorded, first, min(first + step, len(recorded)), move), start + delta, end + delta

@@ -211,6 +211,13 @@ def _part_keys(parts: list[Any], key: Callable[[Any], int]) -> tuple[list[int], 
 BOUNDS_STEP = 256
 
 
+def known_bounds(part: tuple[Any, ...]) -> tuple[int, Sequence[tuple[int, int]]] | None:
+    """A recorded part's bounds (how far moving moves a span, :func:`span_bounds` of its items as recorded), when
+    it was added with bounds that fit its items (a pair per :data:`BOUNDS_STEP` items); else None."""
+    bounds = part[4]
+    return bounds if bounds is not None and -(-len(part[0]) // BOUNDS_STEP) == len(bounds[1]) else None
+
+
 def span_bounds(starts: list[int], ends: list[int]) -> tuple[tuple[int, int], ...]:
     """Of each :data:`BOUNDS_STEP` consecutive spans (``starts[n]``, ``ends[n]``): the earliest start, the latest end."""
     step = BOUNDS_STEP
@@ -313,16 +320,16 @@ class _Spread:
                     part = sorted(part, key=key)
                 least, most = min(keys), max(keys)
             else:
-                recorded, move, _keys, _unmoved, bounds = part
-                if bounds is not None and len(bounds[1]) == 1 and len(recorded) <= BOUNDS_STEP:  # most parts
+                bounds = known_bounds(part)
+                if bounds is None:  # moved now
+                    part = sorted(map(part[1], part[0]), key=key)
+                    least, most = key(part[0]), key(part[-1])
+                elif len(bounds[1]) == 1:  # most parts
                     delta, ((least, most),) = bounds  # spans end after they start: the end is a bound
                     least, most = least + delta, most + delta
-                elif bounds is not None and -(-len(recorded) // BOUNDS_STEP) == len(bounds[1]):
+                else:
                     least = min([start for start, _end in bounds[1]]) + bounds[0]
                     most = max([end for _start, end in bounds[1]]) + bounds[0]
-                else:  # bounds unknown (or not these): moved now
-                    part = sorted(map(move, recorded), key=key)
-                    least, most = key(part[0]), key(part[-1])
             self._parts.append(part)
             leasts.append(least)
             mosts.append(most)

@@ -114,7 +114,8 @@ class FileGraph:
         """The references written wholly inside ``span``, in order."""
         if self._windowed:
             found = references_index(self.analysis).starting_between(span.start, span.end + 1)
-            return iter(sorted([reference for reference in found if reference.span.end <= span.end], key=_start))
+            inside = [reference for reference in found if reference.span.end <= span.end]
+            return iter(sorted(inside, key=attrgetter("span.start")))
         low = bisect.bisect_left(self._starts, span.start)
         high = bisect.bisect_right(self._starts, span.end)
         return (reference for reference in self.references[low:high] if reference.span.end <= span.end)
@@ -196,10 +197,6 @@ class FileGraph:
                     names.append((name, offset + part.index(name[0])))
                 offset += len(part) + 1
         return names
-
-
-def _start(reference: Reference) -> int:
-    return reference.span.start
 
 
 def _compact(index: str) -> str:
