@@ -69,14 +69,17 @@ class QueryCache:
 
     def replaced(
         self, uri: str, analysis: DocumentAnalysis, still_current: Callable[[], bool] | None, lenses: bool
-    ) -> None:
-        """``analysis`` is now ``uri``'s: an older analysis's coverage is let go; with ``still_current`` (the
-        draft is not too long to prepare; safe to call from the analysis thread), its hover indexes, and with
-        ``lenses`` (coverage lenses are on) its coverage, are built once ``uri`` is quiet, while it still is."""
+    ) -> tuple[DocumentAnalysis, FileCoverage] | None:
+        """``analysis`` is now ``uri``'s: an older analysis's coverage is let go (returned: the caller frees it);
+        with ``still_current`` (the draft is not too long to prepare; safe to call from the analysis thread),
+        its hover indexes, and with ``lenses`` (coverage lenses are on) its coverage, are built once ``uri`` is
+        quiet, while it still is."""
+        older = None
         if uri in self._coverage and self._coverage[uri][0] is not analysis:
-            del self._coverage[uri]  # an older analysis's: not kept alive
+            older = self._coverage.pop(uri)  # an older analysis's: not kept alive
         if still_current is not None:
             self._quiet.after_quiet(uri, functools.partial(self._prepare, uri, analysis, still_current, lenses))
+        return older
 
     def edited(self, uri: str) -> None:
         """``uri`` changed: its analysis is about to be replaced, nothing is prepared for it."""
