@@ -70,6 +70,13 @@ class Lines:
         b = bisect.bisect_right(self.bases, offset) - 1
         return self.firsts[b] + bisect.bisect_right(self.blocks[b], offset - self.bases[b]) - 1
 
+    def position(self, offset: int) -> tuple[int, int]:
+        """The line holding ``offset`` and how far into it ``offset`` is (:meth:`line_of` and :meth:`start` in one)."""
+        b = bisect.bisect_right(self.bases, offset) - 1
+        block, within = self.blocks[b], offset - self.bases[b]
+        number = bisect.bisect_right(block, within) - 1
+        return self.firsts[b] + number, within - block[number]
+
     def flat(self) -> list[int]:
         """Every line start, in one list."""
         starts: list[int] = []
@@ -348,9 +355,8 @@ class BufferIndex(LineIndex):
 
     def position(self, offset: int) -> tuple[int, int]:
         """The 0-based ``(line, column)`` of ``offset`` in code points."""
-        offset = max(0, min(offset, self.buffer.length))
-        line = self._lines.line_of(offset)
-        return line, offset - self._lines.start(line)
+        buffer = self.buffer
+        return buffer.lines.position(max(0, min(offset, buffer.length)))
 
     def offset(self, line: int, column: int) -> int:
         """The offset of a 0-based ``(line, column)``, clamped to the line."""

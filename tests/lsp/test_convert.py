@@ -18,16 +18,17 @@ from server.lsp.convert import PositionConverter
 from server.lsp.documents import Document, apply_changes
 
 EXAMPLES = int(os.environ.get("MARGIN_HYPOTHESIS_EXAMPLES", "0"))
-PIECES = st.sampled_from(["😀", "𝑥", "é", "a", "€", "\n", "\r\n", "\r", "x = 1", "\U0010ffff", "\u2028"])
+PIECES = st.sampled_from(["😀", "𝑥", "é", "a", "€", "\n", "\r\n", "\r", "x = 1", "\U0010ffff", "\u2028", "\ud800"])
 TEXTS = st.lists(PIECES, max_size=40).map("".join)
 ENCODINGS = st.sampled_from(["utf-16", "utf-8", "utf-32"])
 UNIT = {"utf-16": ("utf-16-le", 2), "utf-8": ("utf-8", 1), "utf-32": ("utf-32-le", 4)}
 
 
 def units(text: str, encoding: str) -> int:
-    """The length of ``text`` in the encoding's code units, computed by Python's codecs."""
+    """The length of ``text`` in the encoding's code units, computed by Python's codecs (a lone surrogate, as
+    JSON's ``"\\ud800"`` reads, as one UTF-16 unit: as VS Code counts it)."""
     codec, size = UNIT[encoding]
-    return len(text.encode(codec)) // size
+    return len(text.encode(codec, "surrogatepass")) // size
 
 
 def converters(text: str, encoding: str) -> list[PositionConverter]:
