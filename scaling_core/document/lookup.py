@@ -22,6 +22,9 @@ from scaling_core.text import Span
 
 #: Spans longer than this are few (a whole problem, a long block's value): they are scanned, not indexed.
 WIDE = 4096
+#: Small replayed regions are joined into one block up to this many items (a stretch alone may hold up to
+#: :data:`BOUNDS_STEP`).
+JOINED_AT_MOST = 64
 
 
 class _Spanned(Protocol):
@@ -178,7 +181,7 @@ def _blocks(items: Sequence[_T]) -> tuple[list[_Block[_T]], list[int], list[int]
     stretches, starts, ends = _stretches(items)
     for stretch, start, end in zip(stretches, starts, ends):
         length = stretch[2] - stretch[1]
-        if joined and size + length <= BOUNDS_STEP:  # small replayed regions: one block for several
+        if joined and size + length <= JOINED_AT_MOST:  # small replayed regions: one block for several
             joined.append(stretch)
             size += length
             if start < low:

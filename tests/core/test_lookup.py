@@ -154,6 +154,24 @@ class Counting(list):  # type: ignore[type-arg]
             yield item
 
 
+def test_small_replayed_regions_are_joined_into_blocks_of_a_few_dozen_items() -> None:
+    analysis = edited_versions(BOOK, edits=1)[0]  # the regions after the edit: recorded parts of a few items
+    twin = edited_versions(BOOK, edits=1)[0]  # read whole (which moves every part into place) for the answers
+    for name in ("values", "references"):
+        items, every = getattr(analysis, name), list(getattr(twin, name))
+        for block in lookup.SpanIndex(items)._blocks:
+            sizes = [end - first for _items, first, end, _move in block.stretches]
+            assert len(sizes) == 1 or sum(sizes) <= lookup.JOINED_AT_MOST, name
+        most = 0
+        for offset in range(0, len(analysis.text), len(analysis.text) // 40):
+            index = lookup.SpanIndex(items)
+            found = [(i.span, i.name) for i in index.holding(offset)]
+            assert found == [(i.span, i.name) for i in every if i.span.start <= offset <= i.span.end]
+            most = max(most, sum(len(b.spans().items) for b in index._blocks if b._sorted is not None))
+        # What a hover there asks moves the block around it into place (up to 256 items before: ~125 here).
+        assert 0 < most <= lookup.JOINED_AT_MOST < lookup.BOUNDS_STEP, (name, most)
+
+
 def test_a_hover_reads_a_handful_of_items_once_the_indexes_are_built() -> None:
     text = giant(2_000, 1_000)
     analysis = analyze_document(text, "x.md")
