@@ -96,7 +96,7 @@ class WhenQuiet:
 #: diagnostics arrive (inlay hints, a hover), within the pause between most keystrokes.
 RELEASE_AFTER_S = 0.05
 #: Replaced analyses waiting at most; past it the oldest is freed at once, on the event loop (fast typing).
-MOST_WAITING = 4
+MOST_WAITING = 2
 
 
 class LaterRelease:
