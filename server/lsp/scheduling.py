@@ -128,5 +128,7 @@ class LaterRelease:
             self._timer = asyncio.get_running_loop().call_later(RELEASE_AFTER_S, self._due)
             return
         self._timer = None
-        freed, self._waiting = self._waiting, []
-        self._executor.submit(freed.clear)  # the job holds the last reference: freed in the analysis thread
+        waiting, self._waiting = self._waiting, []
+        while waiting:  # one job each: freeing is one call that holds the interpreter lock throughout
+            box = [waiting.pop()]
+            self._executor.submit(box.clear)  # the job holds the last reference: freed in the analysis thread
