@@ -130,7 +130,7 @@ def suggest_names(
                     scope = scopes[problem] = scope_names(path, ident, shared | frozenset(local))
                 note = scope.note(match.group("name"))
                 if note is not None:
-                    diagnostic = replace(diagnostic, notes=(note, *diagnostic.notes))
+                    diagnostic = _noted(diagnostic, note)
             suggested.append(diagnostic)
     return suggested
 
@@ -152,11 +152,16 @@ def locate_unknown_names(
     information.  Other diagnostics are returned as they are.  ``in_calc``
     says whether an offset is inside a calc block.
     """
-    if not any(d.code == "N001" for d in diagnostics):
+    unknown = set()
+    for diagnostic in diagnostics:
+        match = _UNKNOWN_NAME.match(diagnostic.message) if diagnostic.code == "N001" else None
+        if match is not None:
+            unknown.add(match.group("name"))
+    if not unknown:
         return diagnostics
     by_name: dict[str, list[Binding]] = {}
-    for binding in bindings:
-        if binding.path == path:
+    for binding in bindings:  # only the names unknown somewhere: a draft has thousands of others
+        if binding.name in unknown and binding.path == path:
             by_name.setdefault(binding.name, []).append(binding)
     located = []
     for diagnostic in diagnostics:
@@ -166,6 +171,13 @@ def locate_unknown_names(
             diagnostic = _located(diagnostic, found, problems, index, in_calc(diagnostic.span.start))
         located.append(diagnostic)
     return located
+
+
+def _noted(diagnostic: Diagnostic, note: str) -> Diagnostic:
+    """``diagnostic`` with ``note`` first among its notes (``dataclasses.replace`` without its keyword
+    handling: ~200 unknown names get theirs again on every keystroke)."""
+    d = diagnostic
+    return Diagnostic(d.code, d.message, d.span, d.severity, d.related, d.fixes, (note, *d.notes))
 
 
 def in_calc_block(regions: Sequence[Region], offset: int, base: int = 0) -> bool:

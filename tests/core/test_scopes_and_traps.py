@@ -383,3 +383,21 @@ def test_an_unreadable_less_than_claim_is_a_diagnostic() -> None:
 def test_html_in_a_comment_after_a_number_is_not_a_claim() -> None:
     doc = analyze("It runs in 5 ms<!-- <b>old</b> --> and 6 ms<!-- </span> --> or 7 ms<!-- <- check -->.\n")
     assert codes(doc) == [] and doc.checks == []
+
+
+def test_a_did_you_mean_note_is_added_as_dataclasses_replace_would() -> None:
+    from dataclasses import fields, replace
+
+    from scaling_core.diagnostics import Diagnostic, Fix, Related
+    from scaling_core.document.names import _noted
+    from scaling_core.text import Span
+
+    found = analyze("```calc\nbatch = 8\nx = 2 * batc\n```\n").diagnostics
+    (unknown,) = [d for d in found if d.code == "N001"]
+    assert unknown.notes[0] == "did you mean 'batch'?"
+    every_field = replace(
+        unknown, related=(Related(Span(0, 1), "here"),), fixes=(Fix("fix", Span(2, 3), "y"),), notes=("a note",)
+    )
+    assert _noted(every_field, "did you mean 'b'?") == replace(every_field, notes=("did you mean 'b'?", "a note"))
+    # _noted lists the fields: one more would be dropped there.
+    assert [f.name for f in fields(Diagnostic)] == ["code", "message", "span", "severity", "related", "fixes", "notes"]
