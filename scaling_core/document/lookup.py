@@ -129,10 +129,14 @@ class SpanIndex(Generic[_T]):
         self._reach = list(itertools.accumulate(most, max))
         self._in_order = all(a <= b for a, b in zip(least, least[1:]))
 
-    def prepare(self) -> None:
-        """Sort (and move into place) every block now, so that no later question waits for one."""
+    def prepare(self, go_on: Callable[[], bool] | None = None) -> bool:
+        """Sort (and move into place) every block now, so that no later question waits for one; ``go_on`` is
+        asked before each block (a few ms at most): False once it says no, the rest left for later questions."""
         for block in self._blocks:
+            if go_on is not None and not go_on():
+                return False
             block.spans()
+        return True
 
     def _near(self, low: int, high: int) -> Iterator[_SortedSpans[_T]]:
         """The blocks that may hold an item starting at or before ``high`` and ending at or after ``low``."""
@@ -247,6 +251,29 @@ def _stretches(items: Sequence[_T]) -> tuple[list[_Stretch], list[int], list[int
 
 def _start(item: _Spanned) -> int:
     return item.span.start
+
+
+#: Items :func:`move_into_place` moves between two questions to ``go_on`` (~1.5 µs each on a 2-core machine).
+MOVED_BETWEEN_QUESTIONS = 2_000
+
+
+def move_into_place(analysis: DocumentAnalysis, go_on: Callable[[], bool]) -> bool:
+    """Move the analysis's values, checks and references into place (and sort the checks when they came out of
+    order), as reading them whole would, asking ``go_on`` about every :data:`MOVED_BETWEEN_QUESTIONS` items:
+    False once it says no.  Reading them whole right after a keystroke moved ~10,000 items at once (7-25 ms
+    on 10,000 lines, ~50 ms on 2.5 MB) that a keystroke in the meantime waited for."""
+    for results in (analysis.values, analysis.checks, analysis.references):
+        if not go_on():
+            return False
+        if type(results) is Segments:  # not isinstance: see SpanIndex
+            done = results.placed_unless_stopped(go_on, MOVED_BETWEEN_QUESTIONS)
+        elif type(results) is SortedOnRead:
+            done = results.sorted_unless_stopped(go_on, MOVED_BETWEEN_QUESTIONS)
+        else:
+            done = True
+        if not done:
+            return False
+    return True
 
 
 def once_per_analysis(analysis: DocumentAnalysis, name: str, build: Callable[[DocumentAnalysis], object]) -> object:

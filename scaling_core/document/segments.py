@@ -131,6 +131,28 @@ class Segments(Sequence[T]):
         self._parts = [flat]
         return flat
 
+    def placed_unless_stopped(self, go_on: Callable[[], bool], between: int) -> bool:
+        """Move every item into place, as reading the whole list does, asking ``go_on`` each time about
+        ``between`` items have been moved: False, and the list left as it was, once it says no (the editor
+        moves a draft's results into place while the author pauses, and stops when the author types)."""
+        if len(self._parts) == 1 and type(self._parts[0]) is list:
+            return True
+        flat: list[T] = []
+        since = 0
+        for part in self._parts:
+            if since >= between:
+                if not go_on():
+                    return False
+                since = 0
+            if type(part) is list:
+                flat.extend(part)
+                since += len(part)
+            else:
+                flat.extend(map(part[1], part[0]))
+                since += len(part[0])
+        self._parts = [flat]
+        return True
+
     def window(self, low: int, high: int, key: Callable[[T], int], placed: bool = True) -> list[T]:
         """The items whose ``key`` lies in [low, high), for a list in order of ``key``.
 
@@ -265,6 +287,15 @@ class SortedOnRead(Sequence[T]):
         if placed:
             found.sort(key=key)  # stable: items of equal keys keep their order in the source, as sorting all does
         return found
+
+    def sorted_unless_stopped(self, go_on: Callable[[], bool], between: int) -> bool:
+        """Sort it now (its source moved into place a slice at a time: ``Segments.placed_unless_stopped``),
+        unless ``go_on`` says no first: False then, nothing sorted."""
+        source = self._source
+        if self._sorted is None and type(source) is Segments and not source.placed_unless_stopped(go_on, between):
+            return False
+        self._items()
+        return True
 
     def contents(self) -> tuple[Sequence[T], bool]:
         """Its items as held now: the sorted list once sorted (and True), else the source as added (False)."""

@@ -301,3 +301,29 @@ def test_one_definitions_coverage_is_what_the_whole_drafts_coverage_says_of_it()
             assert definition_coverage(analysis, start) == definition_concept(whole, start), start
             definitions += definition_concept(whole, start) is not None
     assert definitions > 100
+
+
+def test_coverage_a_slice_at_a_time_is_the_whole_coverage_or_stops_once_told(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench.corpus import book_like
+    from scaling_core.queries import coverage
+
+    monkeypatch.setattr(coverage, "ITEMS_BETWEEN_QUESTIONS", 7)
+    text = book_like(300)
+    analysis = analyze_document(text, "x.md")
+    asked: list[int] = []
+    whole = coverage.coverage_unless_stopped(analysis, lambda: asked.append(1) is None)
+    assert whole == document_coverage(analyze_document(text, "x.md")) and whole is not None
+    statuses = [c.status for c in whole.concepts]
+    assert statuses.count(ConceptStatus.TESTED) >= 5 and statuses.count(ConceptStatus.UNTESTED) >= 5
+    read = len(analysis.bindings) + len(analysis.values) + len(analysis.checks)
+    assert len(asked) >= read / 7  # asked again after every 7 definitions, values or checks read
+    for stop_at in (1, 2, 3, len(asked) // 2, len(asked)):
+        fresh = analyze_document(text, "x.md")
+        told: list[int] = []
+
+        def go_on(told: list[int] = told, stop_at: int = stop_at) -> bool:
+            told.append(1)
+            return len(told) < stop_at  # the draft changes here
+
+        assert coverage.coverage_unless_stopped(fresh, go_on) is None
+        assert len(told) == stop_at  # never asked again once it said no

@@ -213,19 +213,44 @@ def test_a_prepared_analysis_answers_hovers_without_building_anything() -> None:
     assert Counting.reads < 50  # what a hover reads is built: not the ~1,000 values and definitions again
 
 
-def test_preparing_stops_between_parts_once_the_draft_changed() -> None:
+def test_preparing_stops_where_the_draft_changed_and_asks_nothing_after() -> None:
     from scaling_core.queries.hover import prepare_hover
 
-    analysis = analyze_document(book_like(100), "x.md")
+    text = book_like(100)
+    asked_in_all: list[int] = []
+    assert prepare_hover(analyze_document(text, "x.md"), lambda: asked_in_all.append(1) is None) is True
+    assert len(asked_in_all) > 7  # between the parts, and inside them
+    for stop_at in range(1, len(asked_in_all) + 1):
+        analysis = analyze_document(text, "x.md")
+        asked: list[int] = []
+
+        def go_on(asked: list[int] = asked, stop_at: int = stop_at) -> bool:
+            asked.append(1)
+            return len(asked) < stop_at  # the draft changes here
+
+        assert prepare_hover(analysis, go_on) is False
+        assert len(asked) == stop_at  # never asked again once it said no
+        assert stop_at > 1 or not analysis.lookups  # told at once: nothing built
+        assert prepare_hover(analysis) is True and len(analysis.lookups) > 2
+
+
+def test_an_index_is_prepared_a_block_at_a_time_until_the_draft_changes() -> None:
+    from scaling_core.document.lookup import values_index
+
+    analysis = edited_versions(book_like(2_000), edits=1)[0]  # replayed parts: blocks moved into place when sorted
+    index = values_index(analysis)
+    blocks = index._blocks
+    assert len(blocks) > 3
     asked: list[int] = []
 
     def go_on() -> bool:
-        asked.append(len(analysis.lookups))
-        return len(asked) <= 2  # the draft changes while the second part is built
+        asked.append(sum(block._sorted is not None for block in blocks))
+        return len(asked) <= 2  # the draft changes while the second block is sorted
 
-    assert prepare_hover(analysis, go_on) is False
-    assert asked == [0, 1, 2] and len(analysis.lookups) == 2
-    assert prepare_hover(analysis) is True and len(analysis.lookups) > 2
+    assert index.prepare(go_on) is False
+    assert asked == [0, 1, 2]  # asked before each block, never again once it said no
+    assert [block._sorted is not None for block in blocks[:3]] == [True, True, False]
+    assert index.prepare() is True and all(block._sorted is not None for block in blocks)
 
 
 def test_a_part_added_with_bounds_that_do_not_fit_its_items_is_moved_whole() -> None:

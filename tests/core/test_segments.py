@@ -184,3 +184,32 @@ def test_a_window_of_a_list_out_of_order_is_what_sorting_all_gives(
             assert sorted(item[2] for item in found) == sorted(item[2] for item in expected)
         assert list(ordered) == sorted(items, key=lambda item: item[0])
         assert ordered.window(low, high) == expected  # once sorted, a slice of the sorted list
+
+
+def test_moved_into_place_a_slice_at_a_time_unless_told_to_stop() -> None:
+    def parts_of_three() -> Segments[int]:
+        items = Segments([1, 2])
+        for first in range(3, 30, 3):
+            items.add_moved((first, first + 1, first + 2), lambda i: i * 10)
+        return items
+
+    expected = list(parts_of_three())
+    asked: list[int] = []
+    items = parts_of_three()
+    assert items.placed_unless_stopped(lambda: asked.append(len(asked)) is None, 4) is True
+    assert len(asked) == 4  # once 4 items or more were moved since the last question (whole parts: 5, then 6)
+    assert items.parts() == [expected] and list(items) == expected  # one ready list, read without moving
+    for stop_at in (1, 2, 4):
+        items = parts_of_three()
+        told: list[int] = []
+
+        def go_on(told: list[int] = told, stop_at: int = stop_at) -> bool:
+            told.append(1)
+            return len(told) < stop_at
+
+        assert items.placed_unless_stopped(go_on, 4) is False
+        assert len(told) == stop_at and len(items.parts()) == 10  # left as it was
+        assert list(items) == expected
+    ordered = SortedOnRead(parts_of_three(), key=lambda i: -i)
+    assert ordered.sorted_unless_stopped(lambda: False, 4) is False and ordered.contents()[1] is False
+    assert ordered.sorted_unless_stopped(lambda: True, 4) is True and ordered.contents() == (expected[::-1], True)

@@ -13,6 +13,7 @@ import pytest
 from lsprotocol import types
 
 from scaling_core import Config, DocumentAnalysis, analyze_document
+from scaling_core.queries.coverage import coverage_unless_stopped as COVERAGE_UNLESS_STOPPED
 from scaling_core.queries.coverage import document_coverage as DOCUMENT_COVERAGE
 from tests.lsp.conftest import (
     SHARED_SERVER,
@@ -203,6 +204,9 @@ async def test_a_pause_prepares_the_lenses_coverage_only_when_lenses_are_on(monk
     monkeypatch.setattr(scheduling, "QUIET_AFTER_S", 0.0)
     computed: list[DocumentAnalysis] = []
     monkeypatch.setattr(query_cache, "document_coverage", lambda a: computed.append(a) or DOCUMENT_COVERAGE(a))
+    monkeypatch.setattr(  # what a pause prepares: the same coverage, stopped if the draft changes
+        query_cache, "coverage_unless_stopped", lambda a, go_on: computed.append(a) or COVERAGE_UNLESS_STOPPED(a, go_on)
+    )
     for lenses in (False, True):
         cache, done = query_cache.QueryCache(ThreadPoolExecutor(max_workers=1)), asyncio.Event()
         monkeypatch.setattr(cache, "_prepared", _then(cache._prepared, done.set))
@@ -213,3 +217,38 @@ async def test_a_pause_prepares_the_lenses_coverage_only_when_lenses_are_on(monk
         cache.coverage("file:///tmp/prepared.md", analysis)  # the lenses' request: prepared, or computed now
         assert computed == [analysis]
         computed.clear()
+
+
+async def test_an_edit_while_a_pause_prepares_the_coverage_stops_it_at_the_next_slice(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from scaling_core.queries import coverage
+    from server.lsp import query_cache, scheduling
+
+    monkeypatch.setattr(scheduling, "QUIET_AFTER_S", 0.0)
+    monkeypatch.setattr(coverage, "ITEMS_BETWEEN_QUESTIONS", 2)
+    asked_in_coverage, results = [], []
+    in_coverage = False
+
+    def still_current() -> bool:  # the author types again while the coverage's second slice is read
+        if in_coverage:
+            asked_in_coverage.append(1)
+        return len(asked_in_coverage) < 3
+
+    def slices(analysis: DocumentAnalysis, go_on: Callable[[], bool]) -> object:
+        nonlocal in_coverage
+        in_coverage = True
+        results.append(COVERAGE_UNLESS_STOPPED(analysis, go_on))
+        return results[-1]
+
+    monkeypatch.setattr(query_cache, "coverage_unless_stopped", slices)
+    cache, done = query_cache.QueryCache(ThreadPoolExecutor(max_workers=1)), asyncio.Event()
+    monkeypatch.setattr(cache, "_prepared", _then(cache._prepared, done.set))
+    analysis, uri = _analysis(), "file:///tmp/prepared.md"
+    cache.replaced(uri, analysis, still_current, True)
+    await asyncio.wait_for(done.wait(), TIMEOUT_S)
+    assert results == [None] and len(asked_in_coverage) == 3  # stopped where told, not asked again
+    assert cache.prepared == 0 and uri not in cache._coverage  # nothing half-made is kept
+    assert cache.coverage(uri, analysis) == DOCUMENT_COVERAGE(_analysis())  # the lenses' request: the whole of it
