@@ -27,6 +27,7 @@ from pygls.lsp.client import LanguageClient
 from pytest_lsp import client_capabilities
 
 from bench import shapes
+from server.lsp.scheduling import QUIET_AFTER_S
 
 TEXT = "the quick brown fox jumps over the lazy dog "
 
@@ -205,9 +206,10 @@ async def _shape_session(editor: Editor, name: str, text: str, edits: int, reque
         row.edits[f"digit {where}"] = [await session.digit(line, column) * 1e3 for _ in range(edits)]
     for where, (line, column) in where_to.typing.items():
         row.edits[f"typing {where}"] = [await session.type(line, column, n) * 1e3 for n in range(edits)]
-    await _requests(editor, uri, session.rows, requests, row)
     line, column = where_to.typing["middle"]
-    await _after_edits(session, line, column + edits, requests, row)
+    row.edits["typing after a pause"] = await _after_pauses(session, line, column + edits, edits)
+    await _requests(editor, uri, session.rows, requests, row)
+    await _after_edits(session, line, column + 2 * edits, requests, row)
     row.rss_open = editor.rss_mb()  # after the first hover's derivation imported SymPy: typing alone from here
     for n in range(rss_edits):
         await session.type(line, column, edits + n)
@@ -216,6 +218,17 @@ async def _shape_session(editor: Editor, name: str, text: str, edits: int, reque
     row.loop_max = await editor.loop_max_ms()
     await editor.stop()
     return row
+
+
+async def _after_pauses(session: Session, line: int, column: int, count: int) -> list[float]:
+    """Keystrokes each 0.2-0.3 s after the last publish (ms to diagnostics): the server prepares what hovers and
+    lenses read once a draft is quiet for ``QUIET_AFTER_S`` (0.2 s), so each lands while it does, and its
+    analysis waits until the preparation stops."""
+    rng, found = random.Random(11), []
+    for n in range(count):
+        await asyncio.sleep(QUIET_AFTER_S + rng.random() * 0.1)
+        found.append(await session.type(line, column, n) * 1e3)
+    return found
 
 
 async def _requests(editor: Editor, uri: str, rows: list[str], count: int, row: Row) -> None:

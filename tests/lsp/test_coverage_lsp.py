@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
 from lsprotocol import types
@@ -252,3 +254,37 @@ async def test_an_edit_while_a_pause_prepares_the_coverage_stops_it_at_the_next_
     assert results == [None] and len(asked_in_coverage) == 3  # stopped where told, not asked again
     assert cache.prepared == 0 and uri not in cache._coverage  # nothing half-made is kept
     assert cache.coverage(uri, analysis) == DOCUMENT_COVERAGE(_analysis())  # the lenses' request: the whole of it
+
+
+async def test_drafts_of_a_million_characters_or_more_are_not_prepared_in_pauses(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from server.lsp import query_cache, scheduling
+    from server.lsp import state as state_module
+    from server.lsp.documents import Document
+
+    monkeypatch.setattr(scheduling, "QUIET_AFTER_S", 0.0)
+    # Measured on dense drafts of 1.2 M characters prepared in pauses: the lenses after a pause 70-130 -> 3-6 ms,
+    # but inlay hints' p95 3 -> 11 ms and the longest event-loop turn 5 -> 24 ms (budgets: 10 and 20).
+    monkeypatch.setattr(state_module, "RELEASE_IN_BACKGROUND_FROM", len(DRAFT) + 1)
+    prepared: asyncio.Queue[str] = asyncio.Queue()
+    parts = query_cache.QueryCache._prepare_parts
+
+    def noted(self: query_cache.QueryCache, uri: str, *rest: Any) -> bool:
+        done = parts(self, uri, *rest)
+        prepared.put_nowait(uri)
+        return done
+
+    monkeypatch.setattr(query_cache.QueryCache, "_prepare_parts", noted)
+    published: asyncio.Queue[str] = asyncio.Queue()
+    state = state_module.State(lambda document, analysis: published.put_nowait(document.uri))
+    opened = []
+    for name, text in (("first.md", DRAFT), ("too-long.md", DRAFT + "\n"), ("last.md", DRAFT)):
+        uri = (tmp_path / name).as_uri()
+        state.documents[uri] = Document(uri, 1, text)
+        state.schedule(uri)
+        assert await asyncio.wait_for(published.get(), TIMEOUT_S) == uri
+        opened.append(uri)
+    found = [await asyncio.wait_for(prepared.get(), TIMEOUT_S) for _ in range(2)]
+    # One analysis thread runs the jobs in turn: the too-long draft's would have come before the last one's.
+    assert found == [opened[0], opened[2]] and state.queries.prepared == 2
