@@ -4,9 +4,10 @@ Run: ``python bench/bench_server.py`` (``--quick`` for fewer edits, ``--only
 giant,dense`` for some shapes, ``--no-startup`` to skip the start-up figures,
 ``--startup-only`` for them alone).
 Prints start-up figures, then one table of every draft shape (``shapes.py``):
-edit -> diagnostics p50/p95 at the top, middle and bottom, hover/inlay/completion
-p95, the longest event-loop turn and the RSS before and after typing.  Asserts
-nothing.
+edit -> diagnostics p50/p95 at the top, middle and bottom (keystrokes back to
+back, and keystrokes 0.2-0.3 s after a pause, while the server prepares hovers),
+hover/inlay/completion p95, the longest event-loop turn and the RSS before and
+after typing.  Asserts nothing.
 """
 
 from __future__ import annotations
