@@ -253,8 +253,8 @@ def _start(item: _Spanned) -> int:
     return item.span.start
 
 
-#: Items :func:`move_into_place` moves between two questions to ``go_on`` (~1.5 µs each on a 2-core machine).
-MOVED_BETWEEN_QUESTIONS = 2_000
+#: Items :func:`move_into_place` moves between two questions to ``go_on`` (~1.5 µs each on a 2-core machine: ~1 ms).
+MOVED_BETWEEN_QUESTIONS = 700
 
 
 def move_into_place(analysis: DocumentAnalysis, go_on: Callable[[], bool]) -> bool:

@@ -147,9 +147,16 @@ class Segments(Sequence[T]):
             if type(part) is list:
                 flat.extend(part)
                 since += len(part)
-            else:
-                flat.extend(map(part[1], part[0]))
-                since += len(part[0])
+                continue
+            items, move = part[0], part[1]
+            for start in range(0, len(items), between):  # a long part (a 5,000-statement block's) a slice at a time
+                if start:
+                    if not go_on():
+                        return False
+                    since = 0
+                moved = items[start : start + between]
+                flat.extend(map(move, moved))
+                since += len(moved)
         self._parts = [flat]
         return True
 

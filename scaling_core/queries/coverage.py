@@ -41,11 +41,15 @@ _Item = TypeVar("_Item")
 _Walk = tuple[dict[Node, list[tuple[ProblemRef, bool]]], dict[str, list[tuple[int, str]]]]
 
 
-#: Definitions, values or checks :func:`coverage_unless_stopped` reads between two questions to ``go_on``
-#: (~2-5 ms of work on a 2-core machine).
-ITEMS_BETWEEN_QUESTIONS = 1_000
+#: Definitions, values, checks, uses or headings :func:`coverage_unless_stopped` reads between two questions to
+#: ``go_on`` (~1 ms of work on a 2-core machine: a keystroke during the preparation waits about that long, and the
+#: editor's reader thread and event loop, which share the interpreter lock with it, get it back as soon).
+ITEMS_BETWEEN_QUESTIONS = 300
 #: Problems walked between two questions (a problem's walk reads its checks' statements: ~60 µs each).
-PROBLEMS_BETWEEN_QUESTIONS = 50
+PROBLEMS_BETWEEN_QUESTIONS = 20
+#: Headings whose sections are made between two questions (a heading's section reads its subsections': the
+#: first of a book reads all of them, ~1 ms on 10,000 lines; most read their own).
+HEADINGS_BETWEEN_QUESTIONS = 50
 
 
 def document_coverage(analysis: DocumentAnalysis) -> FileCoverage:
@@ -208,15 +212,21 @@ def _file_unless_stopped(
                 for node, name, offset in graph.outside_uses(reach):
                     if node not in used or offset < used[node][1]:
                         used[node] = (name, offset)
-    for node, (name, offset) in used.items():
-        kind = (
-            ConceptKind.FORMULA if node[0] == "formula"
-            else ConceptKind.FIELD if "." in name
-            else ConceptKind.SLICE
-        )  # fmt: skip
-        found.append((offset, concept(node, name, kind, Span(offset, offset + len(name)))))
+    for uses in _slices(list(used.items()), go_on):
+        if uses is None:
+            return None
+        for node, (name, offset) in uses:
+            kind = (
+                ConceptKind.FORMULA if node[0] == "formula"
+                else ConceptKind.FIELD if "." in name
+                else ConceptKind.SLICE
+            )  # fmt: skip
+            found.append((offset, concept(node, name, kind, Span(offset, offset + len(name)))))
+    if go_on is not None and not go_on():
+        return None
     found.sort(key=lambda item: item[0])
-    return FileCoverage(analysis.path, tuple(_sections(analysis, headings(analysis), found)), notes)
+    sections = _sections(analysis, headings(analysis), found, go_on)
+    return None if sections is None else FileCoverage(analysis.path, tuple(sections), notes)
 
 
 def _reaches(graph: FileGraph, go_on: Callable[[], bool] | None) -> Iterator[list[Span] | None]:
@@ -278,12 +288,18 @@ def _sections(
     analysis: DocumentAnalysis,
     found_headings: list[Heading],
     concepts: list[tuple[int, Concept]],
-) -> list[SectionCoverage]:
+    go_on: Callable[[], bool] | None = None,
+) -> list[SectionCoverage] | None:
+    """Each heading's section with its own concepts and problems (None once ``go_on`` says no: asked
+    between slices of the concepts and of the headings)."""
     starts = [h.span.start for h in found_headings]
     own: list[list[Concept]] = [[] for _ in range(len(found_headings) + 1)]  # [0]: before the first heading
     own_problems: list[list[ProblemRef]] = [[] for _ in own]
-    for offset, item in concepts:
-        own[_section_of(starts, offset)].append(item)
+    for some in _slices(concepts, go_on):
+        if some is None:
+            return None
+        for offset, item in some:
+            own[_section_of(starts, offset)].append(item)
     for problem in analysis.problems:
         own_problems[_section_of(starts, problem.span.start)].append(problem_ref(analysis, problem))
     sections = []
@@ -291,6 +307,8 @@ def _sections(
         sections.append(SectionCoverage("", 0, 1, Span(0, 0), tuple(own[0]), tuple(own_problems[0])))
     ends = _section_ends(found_headings)
     for number, heading in enumerate(found_headings):
+        if number % HEADINGS_BETWEEN_QUESTIONS == 0 and go_on is not None and not go_on():
+            return None
         inside = range(number + 1, 1 + ends[number])  # in ``own``: this heading's section and its subsections'
         covered = any(own_problems[i] for i in inside) or any(c.covered for i in inside for c in own[i])
         refs = tuple(dict.fromkeys(

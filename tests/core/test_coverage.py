@@ -308,6 +308,7 @@ def test_coverage_a_slice_at_a_time_is_the_whole_coverage_or_stops_once_told(mon
     from scaling_core.queries import coverage
 
     monkeypatch.setattr(coverage, "ITEMS_BETWEEN_QUESTIONS", 7)
+    monkeypatch.setattr(coverage, "HEADINGS_BETWEEN_QUESTIONS", 2)
     text = book_like(300)
     analysis = analyze_document(text, "x.md")
     asked: list[int] = []
@@ -316,8 +317,11 @@ def test_coverage_a_slice_at_a_time_is_the_whole_coverage_or_stops_once_told(mon
     statuses = [c.status for c in whole.concepts]
     assert statuses.count(ConceptStatus.TESTED) >= 5 and statuses.count(ConceptStatus.UNTESTED) >= 5
     read = len(analysis.bindings) + len(analysis.values) + len(analysis.checks)
-    assert len(asked) >= read / 7  # asked again after every 7 definitions, values or checks read
-    for stop_at in (1, 2, 3, len(asked) // 2, len(asked)):
+    sections = len(whole.sections)
+    assert sections >= 6
+    # asked again after every 7 definitions, values, checks or concepts read, and every 2 sections made
+    assert len(asked) >= read / 7 + len(whole.concepts) / 7 + sections / 2
+    for stop_at in (1, 2, 3, len(asked) // 2, *range(len(asked) - 4, len(asked) + 1)):
         fresh = analyze_document(text, "x.md")
         told: list[int] = []
 

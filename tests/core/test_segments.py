@@ -213,3 +213,31 @@ def test_moved_into_place_a_slice_at_a_time_unless_told_to_stop() -> None:
     ordered = SortedOnRead(parts_of_three(), key=lambda i: -i)
     assert ordered.sorted_unless_stopped(lambda: False, 4) is False and ordered.contents()[1] is False
     assert ordered.sorted_unless_stopped(lambda: True, 4) is True and ordered.contents() == (expected[::-1], True)
+
+
+def test_a_long_recorded_part_is_moved_a_slice_at_a_time() -> None:
+    """One part longer than the slice (a 5,000-statement block's values) asks between its slices too."""
+
+    def one_long_part() -> Segments[int]:
+        items = Segments([1])
+        items.add_moved(tuple(range(2, 12)), lambda i: i * 10)  # ten items
+        items.add_moved((12,), lambda i: i * 10)
+        return items
+
+    expected = list(one_long_part())
+    asked: list[int] = []
+    items = one_long_part()
+    assert items.placed_unless_stopped(lambda: asked.append(1) is None, 4) is True
+    # 1 + 4 moved, asked; 4 more, asked; the last 2 and the next part's 1: fewer than 4 since, not asked
+    assert len(asked) == 2 and items.parts() == [expected]
+    for stop_at in (1, 2):
+        items = one_long_part()
+        told: list[int] = []
+
+        def go_on(told: list[int] = told, stop_at: int = stop_at) -> bool:
+            told.append(1)
+            return len(told) < stop_at
+
+        assert items.placed_unless_stopped(go_on, 4) is False
+        assert len(told) == stop_at and len(items.parts()) == 3  # left as it was
+        assert list(items) == expected
