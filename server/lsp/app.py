@@ -110,7 +110,7 @@ def load_engine(ls: MarginServer) -> None:
     from server.lsp.state import State
 
     features.load_engine()
-    ls.state = State(ls.push, ls.analysis_failed, ls.prepare_diagnostics)
+    ls.state = State(ls.push, ls.analysis_failed, ls.prepare_diagnostics, ls.traffic.giving_way)
     params = ls.initialize_params
     if params is not None:
         root = params.root_uri or (params.workspace_folders[0].uri if params.workspace_folders else None)

@@ -33,6 +33,7 @@ from server import code_cache
 from server.collector import collector_paused
 from server.lsp.loop_monitor import LoopMonitor
 from server.lsp.published import DiagnosticsJson
+from server.lsp.traffic import EditorTraffic
 from server.lsp.transport import serve, threaded_reader
 
 if TYPE_CHECKING:
@@ -177,6 +178,8 @@ class MarginServer(LanguageServer):
         self.settings: object = None
         self.code_cache_saved = False
         self.loop_monitor = LoopMonitor()
+        #: The editor's messages read and not yet dispatched, which the preparation in pauses gives way to.
+        self.traffic = EditorTraffic()
         #: The process's exit code: 1 after ``exit`` without ``shutdown`` (LSP 3.17).
         self.exit_code = 0
         #: The documents whose internal errors (E999) the user was told about: once each per session.
@@ -213,7 +216,7 @@ class MarginServer(LanguageServer):
         """Serve over stdio with Margin's reader (:mod:`server.lsp.transport`), not pygls's."""
         self._stop_event = threading.Event()
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
-        read = threaded_reader(stdin or sys.stdin.buffer)
+        read = threaded_reader(stdin or sys.stdin.buffer, self.traffic)
         self._run(serve(self.protocol, read, self._stop_event))
 
     def start_tcp(self, host: str, port: int) -> None:

@@ -55,10 +55,13 @@ class State:
         publish: Callable[..., None],
         failed: Callable[[Document, BaseException], None] = lambda document, error: None,
         prepare: Callable[[Document, DocumentAnalysis], object] | None = None,
+        give_way: Callable[[Callable[[], bool]], Callable[[], bool]] | None = None,
     ) -> None:
         """``publish(document, analysis)`` runs on the event loop; with ``prepare``, it is called as
         ``publish(document, analysis, prepare(document, analysis))``, ``prepare`` running in the
-        analysis thread (the conversion to the protocol's diagnostics: never on the loop)."""
+        analysis thread (the conversion to the protocol's diagnostics: never on the loop).
+        ``give_way(go_on)``: the question the preparation in pauses asks, giving way to the editor's
+        messages (``traffic.EditorTraffic.giving_way``; without it, ``go_on`` itself)."""
         self.documents = OpenDocuments()
         #: Documents whose edits could not be applied: not checked until their whole text comes again.
         self.desynchronised: set[str] = set()
@@ -80,6 +83,7 @@ class State:
         self.loader = make_loader(None, OpenTexts(self.documents), display=str)
         self._publish = publish
         self._prepare = prepare
+        self._give_way = give_way
         self._failed = failed
         self._fault = os.environ.get(FAULT_HOOK) or None
         self._pending: dict[str, asyncio.Task[None]] = {}
@@ -296,7 +300,9 @@ class State:
                 if not waiter.done():
                     waiter.set_result(analysis)
         short = len(analysis.text) < RELEASE_IN_BACKGROUND_FROM  # a longer draft's first hover builds its indexes
-        still_current = functools.partial(self._current, uri, analysis) if short else None
+        still_current: Callable[[], bool] | None = functools.partial(self._current, uri, analysis) if short else None
+        if still_current is not None and self._give_way is not None:
+            still_current = self._give_way(still_current)
         replaced = self.queries.replaced(uri, analysis, still_current, self.config.coverage_lenses)
         if self._prepare is None:
             self._publish(document, analysis)

@@ -34,6 +34,7 @@ from cattrs import transform_error
 from lsprotocol import types
 
 from server.lsp.long_message import LONG_BODY_BYTES, decode_long_body
+from server.lsp.traffic import EditorTraffic
 
 log = logging.getLogger(__name__)
 
@@ -222,10 +223,15 @@ def _reason(error: BaseException) -> str:
         return str(cause) or type(cause).__name__
 
 
-def threaded_reader(stream: Any) -> Callable[[], Awaitable[bytes]]:
-    """Chunks of a blocking binary stream, read in a daemon thread (so exiting never waits on stdin)."""
+def threaded_reader(stream: Any, traffic: EditorTraffic | None = None) -> Callable[[], Awaitable[bytes]]:
+    """Chunks of a blocking binary stream, read in a daemon thread (so exiting never waits on stdin).
+
+    ``traffic`` counts each chunk when read, and as dispatched when the next is asked for (the reader of
+    :func:`serve` asks only once every message of what it had was dispatched).
+    """
     chunks: asyncio.Queue[bytes] | None = None
     started = False
+    handed = False
 
     def pump(loop: asyncio.AbstractEventLoop, into: asyncio.Queue[bytes]) -> None:
         # The file descriptor, not the buffered stream: a daemon thread blocked inside a
@@ -240,19 +246,25 @@ def threaded_reader(stream: Any) -> Callable[[], Awaitable[bytes]]:
                 chunk = reader(_CHUNK)
             except (OSError, ValueError):
                 chunk = b""
+            if traffic is not None:
+                traffic.chunk_read()
             loop.call_soon_threadsafe(into.put_nowait, chunk)
             if not chunk:
                 return
 
     async def read() -> bytes:
-        nonlocal chunks, started
+        nonlocal chunks, started, handed
+        if handed and traffic is not None:
+            traffic.chunk_dispatched()  # the chunk handed last time: its messages are all dispatched
         if chunks is None:
             chunks = asyncio.Queue()
         if not started:
             started = True
             args = (asyncio.get_running_loop(), chunks)
             threading.Thread(target=pump, args=args, name="margin-stdin", daemon=True).start()
-        return await chunks.get()
+        chunk = await chunks.get()
+        handed = True
+        return chunk
 
     return read
 
