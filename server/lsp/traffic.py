@@ -13,11 +13,13 @@ after a pause).
 
 :class:`EditorTraffic` counts the chunks of the editor's stream that the
 reader thread has read and the event loop has not yet dispatched (each count
-is written by one thread only: no lock is needed).  :meth:`EditorTraffic.giving_way`
-wraps the preparation's ``go_on``: while a chunk is on its way, the question
-sleeps, leaving the lock to the others, instead of going on.  Only what
-reaches the event loop is given way to, never an answer: a request may wait
-for an analysis queued behind the preparation in the same thread.
+is written by one thread only).  :meth:`EditorTraffic.giving_way` wraps the
+preparation's ``go_on``: while a chunk is on its way, the question waits,
+leaving the lock to the others, until the event loop has dispatched it (it
+says so through a condition: the waiting thread does not wake up to look),
+instead of going on.  Only what reaches the event loop is given way to,
+never an answer: a request may wait for an analysis queued behind the
+preparation in the same thread.
 
 This module imports nothing from Margin's engine: the reader uses it before
 the engine loads.
@@ -25,25 +27,27 @@ the engine loads.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from time import sleep
 
-#: How long the background work sleeps at a time while a chunk is on its way (seconds).
-GIVE_WAY_STEP_S = 0.0005
-#: The longest one question of the background work gives way before going on regardless (seconds).
+#: The longest one question of the background work waits before going on regardless (seconds).
 GIVE_WAY_MOST_S = 0.05
 
 
 class EditorTraffic:
     """Chunks of the editor's stream read and not yet dispatched."""
 
-    __slots__ = ("_read", "_dispatched")
+    __slots__ = ("_read", "_dispatched", "_dispatching", "_dispatcher")
 
     def __init__(self) -> None:
         #: Chunks the reader thread read (written by that thread only).
         self._read = 0
         #: Chunks whose messages were all dispatched (written by the event loop only).
         self._dispatched = 0
+        #: Notified when the event loop has dispatched every chunk read.
+        self._dispatching = threading.Condition()
+        #: The thread that dispatches (the event loop's): a question asked there never waits for itself.
+        self._dispatcher: int | None = None
 
     def chunk_read(self) -> None:
         """The reader thread read a chunk of the editor's stream (called from that thread)."""
@@ -52,19 +56,26 @@ class EditorTraffic:
     def chunk_dispatched(self) -> None:
         """Every message of the oldest chunk read was dispatched (called on the event loop)."""
         self._dispatched += 1
+        self._dispatcher = threading.get_ident()
+        if not self.on_its_way():
+            with self._dispatching:
+                self._dispatching.notify_all()
 
     def on_its_way(self) -> bool:
         """Whether a chunk was read and its messages are not all dispatched yet."""
         return self._read != self._dispatched
 
     def giving_way(self, go_on: Callable[[], bool]) -> Callable[[], bool]:
-        """``go_on``, asked again after sleeping while a chunk is on its way (:data:`GIVE_WAY_MOST_S` at most)."""
+        """``go_on``, asked once no chunk is on its way (after waiting :data:`GIVE_WAY_MOST_S` at most); asked on
+        the event loop (the preparation's first question is), at once: the loop would wait for itself."""
 
         def ask() -> bool:
-            for _ in range(round(GIVE_WAY_MOST_S / GIVE_WAY_STEP_S)):
-                if not (self.on_its_way() and go_on()):
-                    break
-                sleep(GIVE_WAY_STEP_S)
+            if self.on_its_way() and threading.get_ident() != self._dispatcher and go_on():
+                with self._dispatching:
+                    self._dispatching.wait_for(self._dispatched_all, GIVE_WAY_MOST_S)
             return go_on()
 
         return ask
+
+    def _dispatched_all(self) -> bool:
+        return not self.on_its_way()

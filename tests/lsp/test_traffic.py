@@ -4,45 +4,60 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from server.lsp import traffic as traffic_module
-from server.lsp.traffic import GIVE_WAY_MOST_S, GIVE_WAY_STEP_S, EditorTraffic
+from server.lsp.traffic import EditorTraffic
 from server.lsp.transport import threaded_reader
 from tests.lsp.conftest import TIMEOUT_S
 
 
-def test_a_question_sleeps_while_a_chunk_is_on_its_way_then_asks_go_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    traffic, asked, slept = EditorTraffic(), [], []
-
-    def sleep(seconds: float) -> None:  # the event loop dispatches the chunk while the preparation sleeps
-        slept.append(seconds)
-        if len(slept) == 3:
-            traffic.chunk_dispatched()
-
-    monkeypatch.setattr(traffic_module, "sleep", sleep)
+def test_a_question_waits_while_a_chunk_is_on_its_way_then_asks_go_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(traffic_module, "GIVE_WAY_MOST_S", TIMEOUT_S)
+    traffic, asked, answers = EditorTraffic(), [], []
     ask = traffic.giving_way(lambda: asked.append(1) is None)
-    assert ask() is True and slept == [] and len(asked) == 1  # nothing on its way: go_on, at once
+    assert ask() is True and len(asked) == 1  # nothing on its way: go_on, at once
     traffic.chunk_read()
-    assert traffic.on_its_way()
-    asked.clear()
-    assert ask() is True
-    assert slept == [GIVE_WAY_STEP_S] * 3 and not traffic.on_its_way()
-    assert len(asked) == 4  # before each sleep (the draft may have changed meanwhile), and once it is dispatched
+    waiting = threading.Thread(target=lambda: answers.append(ask()))
+    waiting.start()
+    waiting.join(0.1)
+    assert waiting.is_alive() and answers == []  # it waits for the event loop
+    traffic.chunk_dispatched()  # the event loop dispatched the chunk: the question goes on
+    waiting.join(TIMEOUT_S)
+    assert answers == [True] and not traffic.on_its_way()
 
 
 def test_a_question_stops_at_once_when_the_draft_changed_and_never_waits_for_ever(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    traffic, slept = EditorTraffic(), []
-    monkeypatch.setattr(traffic_module, "sleep", slept.append)
+    traffic = EditorTraffic()
     traffic.chunk_read()  # never dispatched
-    assert traffic.giving_way(lambda: False)() is False and slept == []  # an edit came: stop, no sleep
-    assert traffic.giving_way(lambda: True)() is True
-    assert len(slept) == round(GIVE_WAY_MOST_S / GIVE_WAY_STEP_S)  # then it goes on regardless
+    monkeypatch.setattr(traffic_module, "GIVE_WAY_MOST_S", TIMEOUT_S)
+    began = time.monotonic()
+    assert traffic.giving_way(lambda: False)() is False  # an edit came: stop, without waiting
+    assert time.monotonic() - began < TIMEOUT_S / 2
+    monkeypatch.setattr(traffic_module, "GIVE_WAY_MOST_S", 0.05)
+    began = time.monotonic()
+    assert traffic.giving_way(lambda: True)() is True  # then it goes on regardless
+    assert time.monotonic() - began >= 0.05
+
+
+def test_a_question_asked_on_the_thread_that_dispatches_never_waits_for_itself(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(traffic_module, "GIVE_WAY_MOST_S", TIMEOUT_S)
+    traffic = EditorTraffic()
+    traffic.chunk_read()
+    traffic.chunk_dispatched()  # this thread dispatches, as the event loop does
+    traffic.chunk_read()  # the next chunk, which only this thread can dispatch
+    began = time.monotonic()
+    assert traffic.giving_way(lambda: True)() is True  # the preparation's first question, on the event loop
+    assert time.monotonic() - began < TIMEOUT_S / 2
 
 
 async def test_the_reader_counts_a_chunk_dispatched_when_it_is_asked_for_the_next() -> None:
@@ -66,12 +81,19 @@ async def test_the_state_hands_the_preparation_its_question_giving_way(
     from server.lsp.state import State
 
     monkeypatch.setattr(scheduling, "QUIET_AFTER_S", 0.0)
-    traffic, slept, answers = EditorTraffic(), [], asyncio.Queue[bool]()
-    monkeypatch.setattr(traffic_module, "sleep", lambda seconds: slept.append(seconds) or traffic.chunk_dispatched())
+    monkeypatch.setattr(traffic_module, "GIVE_WAY_MOST_S", TIMEOUT_S)
+    traffic, events, answered = EditorTraffic(), [], asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def dispatched() -> None:
+        events.append("dispatched")
+        traffic.chunk_dispatched()
 
     def parts(self: query_cache.QueryCache, uri: str, analysis: Any, still_current: Any, lenses: bool) -> bool:
-        traffic.chunk_read()  # a keystroke read while the preparation runs
-        answers.put_nowait(still_current())
+        traffic.chunk_read()  # a message read while the preparation runs, dispatched 50 ms later
+        loop.call_soon_threadsafe(loop.call_later, 0.05, dispatched)
+        events.append(f"still current: {still_current()}")
+        loop.call_soon_threadsafe(answered.set)
         return True
 
     monkeypatch.setattr(query_cache.QueryCache, "_prepare_parts", parts)
@@ -81,5 +103,5 @@ async def test_the_state_hands_the_preparation_its_question_giving_way(
     state.documents[uri] = Document(uri, 1, "```calc\nD = 8192\n```\n")
     state.schedule(uri)
     assert await asyncio.wait_for(published.get(), TIMEOUT_S) == uri
-    assert await asyncio.wait_for(answers.get(), TIMEOUT_S) is True  # still current, once the chunk went by
-    assert slept == [GIVE_WAY_STEP_S]
+    await asyncio.wait_for(answered.wait(), TIMEOUT_S)
+    assert events == ["dispatched", "still current: True"]  # its question waited for the message to go by
