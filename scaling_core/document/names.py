@@ -127,7 +127,7 @@ def suggest_names(
                     local = [b.name for b in bindings if problem is not None and b.path == path
                              and problem.span.start <= b.span.start < problem.span.end]  # fmt: skip
                     ident = problem.ident if problem is not None else None
-                    scope = scopes[problem] = scope_names(path, ident, shared | frozenset(local))
+                    scope = scopes[problem] = scope_names(path, ident, shared | frozenset(local), shared)
                 note = scope.note(match.group("name"))
                 if note is not None:
                     diagnostic = _noted(diagnostic, note)
