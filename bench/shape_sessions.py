@@ -30,6 +30,8 @@ from bench import shapes
 from server.lsp.scheduling import QUIET_AFTER_S
 
 TEXT = "the quick brown fox jumps over the lazy dog "
+#: A claim added at the end of a line, then a name typed into it (before `` -->``), a character a keystroke.
+CLAIM, NAME = " 7<!-- =  -->", "chips_per_pod_slice_"
 
 
 def percentile(samples: list[float], q: float) -> float:
@@ -175,6 +177,23 @@ class Session:
         self.rows[line] = self.rows[line][:at] + character + self.rows[line][at:]
         return await self._send(line, at, at, character)
 
+    async def name_in_claim(self, line: int, count: int) -> float:
+        """Type the ``count``-th character of a name into a claim at the end of ``line`` (the claim is added,
+        untimed, before the first): seconds to its diagnostics.  Each keystroke makes a new unknown name."""
+        if count == 0:
+            end = len(self.rows[line])
+            self.rows[line] += CLAIM
+            await self._send(line, end, end, CLAIM)
+        at = len(self.rows[line]) - len(" -->")
+        character = NAME[count % len(NAME)]
+        self.rows[line] = self.rows[line][:at] + character + self.rows[line][at:]
+        return await self._send(line, at, at, character)
+
+    async def restore(self, line: int, text: str) -> None:
+        """Put ``text`` back as ``line`` (untimed)."""
+        old, self.rows[line] = self.rows[line], text
+        await self._send(line, 0, len(old), text)
+
     async def _send(self, line: int, start: int, end: int, text: str) -> float:
         self.version += 1
         began = time.perf_counter()
@@ -207,6 +226,9 @@ async def _shape_session(editor: Editor, name: str, text: str, edits: int, reque
     for where, (line, column) in where_to.typing.items():
         row.edits[f"typing {where}"] = [await session.type(line, column, n) * 1e3 for n in range(edits)]
     line, column = where_to.typing["middle"]
+    before = session.rows[line]
+    row.edits["a name typed in a claim"] = [await session.name_in_claim(line, n) * 1e3 for n in range(edits)]
+    await session.restore(line, before)
     row.edits["typing after a pause"] = await _after_pauses(session, line, column + edits, edits)
     await _requests(editor, uri, session.rows, requests, row)
     await _after_edits(session, line, column + 2 * edits, requests, row)
