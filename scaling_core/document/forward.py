@@ -51,6 +51,8 @@ class Waiting:
     names: tuple[str, ...] = ()
     #: Its latest resolution: (the stamps of the definitions below it read, its effects).
     resolved: tuple[tuple[Any, ...], Effects] | None = None
+    #: Every name in its text, once read (a claim's number and unit included; its text holds while the run does).
+    mentioned: tuple[str, ...] | None = None
 
 
 class Settles(Protocol):
@@ -148,10 +150,13 @@ class ForwardReferences:
         start, end = region_bounds(region)
         return identifiers(self.interpreter.text[start + offset : end + offset])
 
-    def defined(self, bindings: Sequence[Binding], in_problem: bool) -> None:
-        """Note definitions just applied in the current scope (the first one of a name is what waiters read)."""
+    def defined(self, bindings: Sequence[Binding], in_problem: bool, names: Sequence[str] = ()) -> None:
+        """Note definitions just applied in the current scope (the first one of a name is what waiters read).
+
+        ``names``, when given, are the definitions' names: if none is waited for, nothing is looked at.
+        """
         wanted = (self.local if in_problem else self.top)[1]
-        if not wanted:
+        if not wanted or (names and wanted.keys().isdisjoint(names)):
             return
         for binding in bindings:
             waiting = wanted.pop(binding.name, None)
@@ -196,42 +201,47 @@ class ForwardReferences:
         memo = step.resolved if step is not None else None
         if memo is not None and memo[0] == below:
             # Replayed with its run, reading what it read below last time: its effects then (no lookup).
-            effects, view, replayed = memo[1], self.view(names, deferred.problem), True
+            effects, replayed = memo[1], True
         else:
-            effects, view, replayed = self.evaluate(deferred, names, ("below", below))
+            effects, replayed = self.evaluate(deferred, names, ("below", below))
             if step is not None:
                 step.resolved = (below, effects) if _reusable(effects) else None
+        start = -1
         if effects.diagnostics and waits(effects):
             start, end = deferred.bounds()
+            mentioned = step.mentioned if step is not None else None
+            if mentioned is None:
+                mentioned = identifiers(self.interpreter.text[start:end])
+                if step is not None:
+                    step.mentioned = mentioned
             extra = {}
-            for name in identifiers(self.interpreter.text[start:end]):
+            for name in mentioned:
                 if name not in names and (binding := in_scope(name)) is not None:
                     extra[name] = binding
             if extra:  # still unknown where it stands, yet its scope has it by now (imported below)
                 seen = tuple((name, binding_stamp(binding)) for name, binding in sorted(extra.items()))
-                effects, view, replayed = self.evaluate(deferred, {**extra, **names}, ("in scope", below, seen))
+                names = {**extra, **names}
+                effects, replayed = self.evaluate(deferred, names, ("in scope", below, seen))
         if replayed:
-            self.interpreter.apply(effects, deferred.bounds()[0] - effects.start, view=view)
+            at = start if start >= 0 else deferred.bounds()[0]
+            self.interpreter.apply(effects, at - effects.start, names=names.get)
         else:
             self.interpreter.apply(effects, 0, replayed=False)
 
-    def evaluate(
-        self, deferred: Deferred, names: dict[str, Binding], inputs: tuple[Any, ...]
-    ) -> tuple[Effects, Scope, bool]:
+    def evaluate(self, deferred: Deferred, names: dict[str, Binding], inputs: tuple[Any, ...]) -> tuple[Effects, bool]:
         """``deferred``'s effects over exactly ``names`` (from the cache, under its key and ``inputs``,
-        when it has them), the scope they were evaluated in, and whether they came from the cache."""
-        view = self.view(names, deferred.problem)
+        when it has them), and whether they came from the cache."""
         key = None
         if self.cache is not None and deferred.key is not None:
             self.cache.resolved += 1
             key = (deferred.key, *inputs)
             found = self.cache.get(key)
             if found is not None:
-                return found, view, True
-        effects = self.interpreter.evaluate(deferred.placed(), view, quiet=True)
+                return found, True
+        effects = self.interpreter.evaluate(deferred.placed(), self.view(names, deferred.problem), quiet=True)
         if key is not None and self.cache is not None:
             self.cache.put(key, effects)
-        return effects, view, False
+        return effects, False
 
     def view(self, names: dict[str, Binding], problem: str | None) -> Scope:
         """A scope holding exactly ``names`` (and the chips), inside ``problem``."""

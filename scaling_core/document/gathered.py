@@ -350,7 +350,7 @@ def replay_gathered(
         if part.bindings:
             bindings = placed[first:]
             scope.current.update(zip(part.names, bindings))  # ``Scope.add`` in one call (a piece imports nothing)
-            forward.defined(bindings, in_problem)
+            forward.defined(bindings, in_problem, part.names)
         if part.settled is not None:
             forward.settle(Settled(part.settled, delta, placed, outside), scope)
 

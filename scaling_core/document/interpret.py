@@ -144,16 +144,21 @@ class Interpreter(Checking):
         return out.effects(start, budget.elements - spent)
 
     def apply(
-        self, effects: Effects, delta: int, *, replayed: bool = True, view: Scope | None = None
+        self,
+        effects: Effects,
+        delta: int,
+        *,
+        replayed: bool = True,
+        names: Callable[[str], Binding | None] | None = None,
     ) -> tuple[Binding, ...]:
         """Add a region's effects to the results and the scope, ``delta`` further on than recorded.
 
         Effects just evaluated (``replayed=False``) go in as they are; replayed
         ones are moved, and their references re-resolved against the scope now
-        (or against ``view``, the names a forward reference was evaluated with).
+        (or with ``names``, which finds the names a forward reference was evaluated with).
         Returns the region's definitions as added.
         """
-        resolve = (view or self.scope).binding if replayed else None
+        resolve = (names or self.scope.binding) if replayed else None
         if replayed and effects.elements:
             self.evaluator.budget.elements += effects.elements  # as evaluating it again would have spent
         bindings = self.results.add(effects, delta, resolve)

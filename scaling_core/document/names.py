@@ -14,6 +14,8 @@ import bisect
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import fields, replace
+from functools import lru_cache
+from operator import attrgetter
 from typing import get_args
 
 from scaling_core.diagnostics import Diagnostic, Related
@@ -117,22 +119,34 @@ def suggest_names(
     shared = frozenset([*top_level, *records])
     scopes: dict[ProblemRegion | None, ScopeNames] = {}  # brought up to date once per analysis
     suggested = []
+    starts = [problem.span.start for problem in problems]
     with locked():
         for diagnostic in diagnostics:
-            match = _UNKNOWN_NAME.match(diagnostic.message) if diagnostic.code == "N001" else None
-            if match is not None and not any(note.startswith("did you mean") for note in diagnostic.notes):
-                problem = holding(problems, diagnostic.span.start) if problems else None
+            name = unknown_name(diagnostic.message) if diagnostic.code == "N001" else None
+            if name is not None and not (
+                diagnostic.notes and any(n.startswith("did you mean") for n in diagnostic.notes)
+            ):
+                at = bisect.bisect_right(starts, diagnostic.span.start) - 1  # the problem holding it, if any
+                problem = problems[at] if at >= 0 and diagnostic.span.start < problems[at].span.end else None
                 scope = scopes.get(problem)
                 if scope is None:
                     local = [b.name for b in bindings if problem is not None and b.path == path
                              and problem.span.start <= b.span.start < problem.span.end]  # fmt: skip
                     ident = problem.ident if problem is not None else None
                     scope = scopes[problem] = scope_names(path, ident, shared | frozenset(local), shared)
-                note = scope.note(match.group("name"))
+                note = scope.note(name)
                 if note is not None:
                     diagnostic = _noted(diagnostic, note)
             suggested.append(diagnostic)
     return suggested
+
+
+@lru_cache(maxsize=4096)
+def unknown_name(message: str) -> str | None:
+    """The name an unknown-name error (N001) is about, read from its message (the same messages come back
+    at every keystroke: remembered)."""
+    match = _UNKNOWN_NAME.match(message)
+    return match.group("name") if match is not None else None
 
 
 def locate_unknown_names(
@@ -152,12 +166,9 @@ def locate_unknown_names(
     information.  Other diagnostics are returned as they are.  ``in_calc``
     says whether an offset is inside a calc block.
     """
-    unknown = set()
-    for diagnostic in diagnostics:
-        match = _UNKNOWN_NAME.match(diagnostic.message) if diagnostic.code == "N001" else None
-        if match is not None:
-            unknown.add(match.group("name"))
-    if not unknown:
+    unknown = {unknown_name(d.message) for d in diagnostics if d.code == "N001"}
+    unknown.discard(None)
+    if not unknown or unknown.isdisjoint(map(_name, bindings)):  # misspelt names, defined nowhere: in C speed
         return diagnostics
     by_name: dict[str, list[Binding]] = {}
     for binding in bindings:  # only the names unknown somewhere: a draft has thousands of others
@@ -165,12 +176,15 @@ def locate_unknown_names(
             by_name.setdefault(binding.name, []).append(binding)
     located = []
     for diagnostic in diagnostics:
-        match = _UNKNOWN_NAME.match(diagnostic.message) if diagnostic.code == "N001" else None
-        found = by_name.get(match.group("name"), []) if match else []
+        name = unknown_name(diagnostic.message) if diagnostic.code == "N001" else None
+        found = by_name.get(name, []) if name is not None else []
         if found:
             diagnostic = _located(diagnostic, found, problems, index, in_calc(diagnostic.span.start))
         located.append(diagnostic)
     return located
+
+
+_name = attrgetter("name")
 
 
 def _noted(diagnostic: Diagnostic, note: str) -> Diagnostic:

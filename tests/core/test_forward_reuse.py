@@ -77,3 +77,34 @@ def test_a_replayed_waiting_claim_follows_a_new_value_below_it() -> None:
     full = analyze_document(edited, "draft.md")
     assert observable(incremental) == observable(full)
     assert [c.status for c in full.checks].count("fail") == 3  # "192 rows" and the two claims on t_2
+
+
+def test_a_claim_that_stays_unknown_is_not_read_again_at_each_edit() -> None:
+    """A claim waiting for a misspelt name (defined nowhere) is resolved at the end of the draft at every
+    analysis; replayed with its run, the names in its text are not read from the text again (its step keeps
+    them), however many such claims the draft holds."""
+    from unittest.mock import patch
+
+    from scaling_core.document import forward
+
+    def reads_per_edit(sections: int) -> int:
+        text = forward_draft(sections).replace("<!-- ≈ t_", "<!-- ≈ tt_")
+        cache = RegionCache()
+        analyze_document(text, "draft.md", cache=cache)
+        analyze_document(text, "draft.md", cache=cache)
+        edited = text.replace("# Claims before", "# Claims made before", 1)  # every run moves
+        calls: list[str] = []
+        original = forward.identifiers
+
+        def counting(region_text: str) -> tuple[str, ...]:
+            calls.append(region_text)
+            return original(region_text)
+
+        with patch.object(forward, "identifiers", counting):
+            incremental = analyze_document(edited, "draft.md", cache=cache)
+        unknown = [d for d in incremental.diagnostics if d.code == "N001"]
+        assert len(unknown) == 2 * sections and all("did you mean 't_" in d.notes[0] for d in unknown)
+        assert observable(incremental) == observable(analyze_document(edited, "draft.md"))
+        return len(calls)
+
+    assert reads_per_edit(8) == reads_per_edit(64) == 0
