@@ -36,8 +36,8 @@ from scaling_core.document.interpret import Interpreter, internal_error
 from scaling_core.document.names import in_calc_block, locate_unknown_names, suggest_names
 from scaling_core.document.regions import ChunkScan, Extraction, Region, Suppression
 from scaling_core.document.results import Binding, CheckResult, CheckStatus, DocumentAnalysis, ProblemStatus
-from scaling_core.document.segments import SortedOnRead
 from scaling_core.document.shift import shift_regions
+from scaling_core.document.sorted_on_read import SortedOnRead
 from scaling_core.document.verdicts import problem_diagnostic, problem_verdict, span_start
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.values import OUT_OF_TIME, Budget, EvaluationError, Limits
@@ -169,7 +169,8 @@ def _analyze(
     checks = _checks(results, suppressions, config)
     errors = sorted((d for d in diagnostics if d.severity is Severity.ERROR), key=span_start)
     problems = found.problems
-    result.problems = [problem_verdict(p, checks, errors) for p in problems]
+    starts = [error.span.start for error in errors]
+    result.problems = [problem_verdict(p, checks, errors, starts) for p in problems]
     verdicts = [problem_diagnostic(p, r, checks, errors)
                 for p, r in zip(problems, result.problems) if r.status != ProblemStatus.PASS]  # fmt: skip
     diagnostics += _suppress(verdicts, suppressions) + _unknown_codes(suppressions)

@@ -253,8 +253,9 @@ class Results:
         """Before checks are added, ``delta`` on from where recorded: note whether they keep the checks in
         order, the largest start, and where the failing ones will be (``facts``: ``check_facts``'s)."""
         first, last, in_order, failing = facts
-        if not in_order or first + delta < self.last_check:
+        if self.checks_in_order and (not in_order or first + delta < self.last_check):
             self.checks_in_order = False
+            self.checks.close_part()  # those so far are read as in order (``sorted_on_read.py``)
         self.last_check = max(self.last_check, last + delta)
         if failing:
             count = len(self.checks)

@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
 from scaling_core.document.results import Binding, CheckResult, DocumentAnalysis, Reference, ValueResult
-from scaling_core.document.segments import BOUNDS_STEP, Segments, SortedOnRead, known_bounds
+from scaling_core.document.segments import BOUNDS_STEP, Segments, known_bounds
+from scaling_core.document.sorted_on_read import SortedOnRead
 from scaling_core.text import Span
 
 #: Spans longer than this are few (a whole problem, a long block's value): they are scanned, not indexed.

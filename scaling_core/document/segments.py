@@ -22,7 +22,7 @@ T = TypeVar("T")
 class Segments(Sequence[T]):
     """An append-only list built from ready items and lazily moved parts."""
 
-    __slots__ = ("_parts", "_length", "_index")
+    __slots__ = ("_parts", "_length", "_index", "_ordered")
 
     def __init__(self, items: Iterable[T] = ()) -> None:
         #: Each part is a list of ready items or (recorded items, move, the first and last key they will
@@ -32,6 +32,9 @@ class Segments(Sequence[T]):
         #: :meth:`window`'s index of the parts: (the parts list it indexes and its length, the number
         #: of items, each part's first key, each part's last key).
         self._index: tuple[Any, ...] | None = None
+        #: How many first parts hold items in order, one part after another, as :meth:`close_part` said
+        #: (0 once parts are joined: a joined part may hold later items).
+        self._ordered = 0
 
     def append(self, item: T) -> None:
         """Add one ready item."""
@@ -112,6 +115,7 @@ class Segments(Sequence[T]):
             else:
                 head.extend(map(part[1], part[0]))
         parts[first:] = [head]
+        self._ordered = min(self._ordered, first)
         return head[start - before :]
 
     def parts(self) -> list[Any]:
@@ -129,6 +133,7 @@ class Segments(Sequence[T]):
             else:
                 flat.extend(map(part[1], part[0]))
         self._parts = [flat]
+        self._ordered = 0
         return flat
 
     def placed_unless_stopped(self, go_on: Callable[[], bool], between: int) -> bool:
@@ -158,6 +163,7 @@ class Segments(Sequence[T]):
                 flat.extend(map(move, moved))
                 since += len(moved)
         self._parts = [flat]
+        self._ordered = 0
         return True
 
     def window(self, low: int, high: int, key: Callable[[T], int], placed: bool = True) -> list[T]:
@@ -174,22 +180,20 @@ class Segments(Sequence[T]):
         parts = self._parts
         index = self._index
         if index is None or index[0] is not parts or index[1] != len(parts) or index[2] != self._length:
-            index = self._index = (parts, len(parts), self._length, *_part_keys(parts, key))
-        firsts, lasts = index[3], index[4]
+            index = self._index = (parts, len(parts), self._length, *part_keys(parts, key))
         found: list[T] = []
-        number = max(0, bisect.bisect_left(firsts, low) - 1)  # parts before it end before ``low``
-        while number < len(parts) and firsts[number] < high:
-            if lasts[number] >= low:
-                part = parts[number]
-                if type(part) is list:  # ready items: often one long list (a fresh analysis's)
-                    begin = bisect.bisect_left(part, low, key=key)
-                    found.extend(part[begin : bisect.bisect_left(part, high, lo=begin, key=key)])
-                elif not placed and part[3] is not None and low <= firsts[number] and lasts[number] < high:
-                    found.extend(map(part[3], part[0]))
-                else:
-                    found.extend([item for item in map(part[1], part[0]) if low <= key(item) < high])
-            number += 1
+        ordered_window(parts, index[3], index[4], low, high, key, placed, found)
         return found
+
+    def close_part(self) -> None:
+        """The items so far are in order (by the key a window reads), one part after another: end the last
+        part, so that items added later go to new ones (:meth:`ordered_parts`)."""
+        self._parts.append([])
+        self._ordered = len(self._parts) - 1
+
+    def ordered_parts(self) -> int:
+        """How many of :meth:`parts` hold items in order, one part after another (see :meth:`close_part`)."""
+        return self._ordered
 
     def __len__(self) -> int:
         return self._length
@@ -217,7 +221,41 @@ class Segments(Sequence[T]):
         return f"Segments({self._flat()!r})"
 
 
-def _part_keys(parts: list[Any], key: Callable[[Any], int]) -> tuple[list[int], list[int]]:
+def ordered_window(
+    parts: Sequence[Any],
+    firsts: list[int],
+    lasts: list[int],
+    low: int,
+    high: int,
+    key: Callable[[Any], int],
+    placed: bool,
+    found: list[Any],
+) -> None:
+    """Add to ``found`` the items of ``parts`` (in order of ``key``, the least and largest key of each
+    ``firsts`` and ``lasts``) whose key lies in [low, high): see :meth:`Segments.window`."""
+    number = max(0, bisect.bisect_left(firsts, low) - 1)  # parts before it end before ``low``
+    while number < len(parts) and firsts[number] < high:
+        if lasts[number] >= low:
+            read_part(parts[number], firsts[number], lasts[number], low, high, key, placed, found)
+        number += 1
+
+
+def read_part(
+    part: Any, least: int, most: int, low: int, high: int, key: Callable[[Any], int], placed: bool, found: list[Any]
+) -> None:
+    """Add to ``found`` the items of one part (keys from ``least`` to ``most``) whose key lies in [low, high):
+    a ready list bisected (sorted by key), a recorded part as recorded if wholly inside and not ``placed``
+    (``Segments.add_moved``'s ``unmoved``), else moved and filtered."""
+    if type(part) is list:  # ready items: often one long list (a fresh analysis's)
+        begin = bisect.bisect_left(part, low, key=key)
+        found.extend(part[begin : bisect.bisect_left(part, high, lo=begin, key=key)])
+    elif not placed and part[3] is not None and low <= least and most < high:
+        found.extend(map(part[3], part[0]))
+    else:
+        found.extend([item for item in map(part[1], part[0]) if low <= key(item) < high])
+
+
+def part_keys(parts: Sequence[Any], key: Callable[[Any], int]) -> tuple[list[int], list[int]]:
     """Each part's least and largest key (an empty part: the previous part's last, so firsts stay sorted)."""
     firsts, lasts = [], []
     last = -1
@@ -251,149 +289,3 @@ def span_bounds(starts: list[int], ends: list[int]) -> tuple[tuple[int, int], ..
     """Of each :data:`BOUNDS_STEP` consecutive spans (``starts[n]``, ``ends[n]``): the earliest start, the latest end."""
     step = BOUNDS_STEP
     return tuple([(min(starts[n : n + step]), max(ends[n : n + step])) for n in range(0, len(starts), step)])
-
-
-class SortedOnRead(Sequence[T]):
-    """A sequence sorted by ``key`` when first read.
-
-    The checks of a draft whose claims wait for names below come out of order
-    (``forward.py``) and are sorted by start; sorting moves every replayed one
-    into place (on 10,000 lines of such claims, ~16% of a keystroke), yet
-    publishing diagnostics reads none of them: they are sorted once asked for.
-    """
-
-    __slots__ = ("_source", "_key", "_sorted", "_spread")
-
-    def __init__(self, source: Sequence[T], key: Callable[[T], int]) -> None:
-        self._source = source
-        self._key = key
-        self._sorted: list[T] | None = None
-        #: :meth:`window`'s index of an unsorted :class:`Segments` source (see :class:`_Spread`).
-        self._spread: _Spread | None = None
-
-    def window(self, low: int, high: int, placed: bool = True) -> list[T]:
-        """The items whose key lies in ``[low, high)``, in sorted order, without sorting the rest.
-
-        Of a :class:`Segments` source not yet sorted, only the parts that may
-        hold such items are read (``Segments.window``, for a list out of
-        order): problem verdicts read the checks inside each problem, and
-        sorting every check first moved each into place (on a draft whose
-        claims wait for misspelt names, ~20% of a keystroke).  Unless
-        ``placed``, a part whose items all lie inside comes as recorded, and
-        the items come in no particular order (a reader of statuses alone).
-        """
-        source, key = self._source, self._key
-        if self._sorted is not None or type(source) is not Segments:  # not isinstance: see lookup.SpanIndex
-            items = self._items()
-            begin = bisect.bisect_left(items, low, key=key)
-            return items[begin : bisect.bisect_left(items, high, lo=begin, key=key)]
-        spread = self._spread
-        if spread is None:
-            spread = self._spread = _Spread(source.parts(), key)
-        found = spread.window(low, high, placed)
-        if placed:
-            found.sort(key=key)  # stable: items of equal keys keep their order in the source, as sorting all does
-        return found
-
-    def sorted_unless_stopped(self, go_on: Callable[[], bool], between: int) -> bool:
-        """Sort it now (its source moved into place a slice at a time: ``Segments.placed_unless_stopped``),
-        unless ``go_on`` says no first: False then, nothing sorted."""
-        source = self._source
-        if self._sorted is None and type(source) is Segments and not source.placed_unless_stopped(go_on, between):
-            return False
-        self._items()
-        return True
-
-    def contents(self) -> tuple[Sequence[T], bool]:
-        """Its items as held now: the sorted list once sorted (and True), else the source as added (False)."""
-        found = self._sorted
-        return (found, True) if found is not None else (self._source, False)
-
-    def _items(self) -> list[T]:
-        # The source is kept: two threads reading at once (the server's handlers and its worker) both sort it.
-        found = self._sorted
-        if found is None:
-            found = self._sorted = sorted(self._source, key=self._key)
-        return found
-
-    def __len__(self) -> int:
-        return len(self._source)
-
-    @overload
-    def __getitem__(self, index: int) -> T: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[T]: ...
-    def __getitem__(self, index: int | slice) -> T | list[T]:
-        return self._items()[index]
-
-    def __iter__(self) -> Iterator[T]:
-        return iter(self._items())
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (SortedOnRead, Segments, list)):
-            return self._items() == list(other)
-        return NotImplemented
-
-    def __repr__(self) -> str:
-        return f"SortedOnRead({self._items()!r})"
-
-
-class _Spread:
-    """The parts of a list out of order, by the least and largest key each may hold: a window reads the parts
-    that may hold its keys, in their order, each at most once."""
-
-    __slots__ = ("_parts", "_key", "_by_least", "_leasts", "_reach", "_least", "_mosts")
-
-    def __init__(self, parts: list[Any], key: Callable[[Any], int]) -> None:
-        self._key = key
-        self._parts: list[Any] = []
-        leasts: list[int] = []
-        mosts: list[int] = []
-        for part in parts:
-            if type(part) is list:
-                if not part:
-                    continue
-                keys = [key(item) for item in part]
-                if any(a > b for a, b in zip(keys, keys[1:])):  # a ready list out of order: sorted here, stably
-                    part = sorted(part, key=key)
-                least, most = min(keys), max(keys)
-            else:
-                bounds = known_bounds(part)
-                if bounds is None:  # moved now
-                    part = sorted(map(part[1], part[0]), key=key)
-                    least, most = key(part[0]), key(part[-1])
-                elif len(bounds[1]) == 1:  # most parts
-                    delta, ((least, most),) = bounds  # spans end after they start: the end is a bound
-                    least, most = least + delta, most + delta
-                else:
-                    least = min([start for start, _end in bounds[1]]) + bounds[0]
-                    most = max([end for _start, end in bounds[1]]) + bounds[0]
-            self._parts.append(part)
-            leasts.append(least)
-            mosts.append(most)
-        self._by_least = sorted(range(len(leasts)), key=leasts.__getitem__)
-        self._leasts = [leasts[n] for n in self._by_least]
-        self._least, self._mosts = leasts, mosts
-        reach, most = [], -1
-        for n in self._by_least:
-            most = max(most, mosts[n])
-            reach.append(most)
-        #: The largest key of the parts up to each in ``_by_least`` (never decreasing: bisected).
-        self._reach = reach
-
-    def window(self, low: int, high: int, placed: bool) -> list[Any]:
-        """The items with keys in ``[low, high)``, part after part in the list's order (not sorted across parts)."""
-        key, parts, mosts = self._key, self._parts, self._mosts
-        first = bisect.bisect_left(self._reach, low)
-        numbers = sorted(n for n in self._by_least[first : bisect.bisect_left(self._leasts, high)] if mosts[n] >= low)
-        found: list[Any] = []
-        for number in numbers:
-            part = parts[number]
-            if type(part) is list:  # sorted by key
-                begin = bisect.bisect_left(part, low, key=key)
-                found.extend(part[begin : bisect.bisect_left(part, high, lo=begin, key=key)])
-            elif not placed and part[3] is not None and low <= self._least[number] and mosts[number] < high:
-                found.extend(map(part[3], part[0]))
-            else:
-                found.extend([item for item in map(part[1], part[0]) if low <= key(item) < high])
-        return found

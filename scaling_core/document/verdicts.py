@@ -19,7 +19,8 @@ from scaling_core.document.results import (
     ProblemStatus,
     check_subject,
 )
-from scaling_core.document.segments import Segments, SortedOnRead
+from scaling_core.document.segments import Segments
+from scaling_core.document.sorted_on_read import SortedOnRead
 from scaling_core.expr.compare import Outcome
 from scaling_core.text import Span
 from scaling_core.units.arrays import is_array, largest
@@ -145,12 +146,22 @@ def within(items: Sequence[Spanned], bounds: tuple[int, int], placed: bool = Tru
     return list(items[low : bisect.bisect_left(items, bounds[1], lo=low, key=span_start)])
 
 
-def problem_verdict(problem: ProblemRegion, checks: Sequence[CheckResult], errors: list[Diagnostic]) -> ProblemResult:
-    """A problem's status and counts, from the checks and errors inside it (both lists sorted by start)."""
+def problem_verdict(
+    problem: ProblemRegion,
+    checks: Sequence[CheckResult],
+    errors: list[Diagnostic],
+    error_starts: Sequence[int] | None = None,
+) -> ProblemResult:
+    """A problem's status and counts, from the checks and errors inside it (both lists sorted by start;
+    ``error_starts``, when given, the errors' starts: bisected without a key per step)."""
     inside = problem.span.start, problem.span.end
     mine = within(checks, inside, placed=False)  # their statuses and messages alone are read
     failed = sum(c.status == CheckStatus.FAIL for c in mine)
-    failing = within(errors, inside)
+    if error_starts is not None:
+        first = bisect.bisect_left(error_starts, inside[0])
+        failing = first < len(error_starts) and error_starts[first] < inside[1]
+    else:
+        failing = bool(within(errors, inside))
     passed = sum(c.status in (CheckStatus.PASS, CheckStatus.WARN) for c in mine)
     if failed or failing:
         status = ProblemStatus.FAIL

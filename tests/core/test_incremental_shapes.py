@@ -268,7 +268,7 @@ def test_problem_verdicts_after_typing_at_the_top_move_only_the_checks_inside_pr
 
 def test_problem_verdicts_of_claims_waiting_for_misspelt_names_do_not_sort_every_check() -> None:
     from bench.shapes import unknown
-    from scaling_core.document.segments import SortedOnRead
+    from scaling_core.document.sorted_on_read import SortedOnRead
 
     cache = RegionCache()
     lines = unknown(1_200).split("\n")

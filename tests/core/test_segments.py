@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from functools import partial
+from unittest.mock import patch
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scaling_core.document.segments import Segments, SortedOnRead
+from scaling_core.document.segments import Segments
+from scaling_core.document.sorted_on_read import SortedOnRead
 from tests.fuzz.properties import examples
 
 
@@ -241,3 +243,95 @@ def test_a_long_recorded_part_is_moved_a_slice_at_a_time() -> None:
         assert items.placed_unless_stopped(go_on, 4) is False
         assert len(told) == stop_at and len(items.parts()) == 3  # left as it was
         assert list(items) == expected
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["ready", "moved", "moved, keys given", "moved, keys and unmoved given"]),
+            st.lists(st.integers(0, 6), max_size=5),
+        ),
+        max_size=8,
+    ),
+    st.lists(st.lists(st.tuples(st.integers(0, 200), st.integers(0, 6)), max_size=5), max_size=5),
+    st.integers(-2, 220),
+    st.integers(0, 60),
+)
+def test_a_window_of_parts_in_order_then_parts_out_of_order_is_what_sorting_all_gives(
+    in_order: list[tuple[str, list[int]]], late: list[list[tuple[int, int]]], low: int, width: int
+) -> None:
+    """The first parts in order one after another (read as an ordered list's), the part closed, then parts in
+    any order (a draft's checks, then those of claims that waited for names below): windows as sorted."""
+
+    def move(delta: int, item: Spanned) -> Spanned:
+        return (item[0] + delta, item[1] + delta, item[2])
+
+    items: Segments[Spanned] = Segments()
+    everything: list[Spanned] = []  # the items as moved (iterating ``items`` would join its parts)
+    start, tag = 0, 0
+    for kind, steps in in_order:
+        recorded = []
+        for step in steps:  # keys never decrease, across parts too
+            start += step
+            recorded.append((start - 3, start - 3 + step, tag))  # recorded 3 before, moved by 3
+            tag += 1
+        everything += [move(3, item) for item in recorded]
+        if kind == "ready":
+            items.extend([move(3, item) for item in recorded])
+            continue
+        keys = (recorded[0][0] + 3, recorded[-1][0] + 3) if "keys" in kind and recorded else None
+        unmoved = (lambda item: item) if "unmoved" in kind else None
+        items.add_moved(tuple(recorded), partial(move, 3), keys, unmoved)
+    items.close_part()
+    in_order_parts = items.ordered_parts()
+    for spans in late:
+        recorded = tuple((s, s + length, tag + n) for n, (s, length) in enumerate(spans))
+        everything += recorded
+        items.add_moved(recorded, partial(move, 0))
+        tag += len(spans)
+    high = low + width
+    expected = [item for item in sorted(everything, key=lambda item: item[0]) if low <= item[0] < high]
+    assert items.ordered_parts() == in_order_parts >= 1  # adding parts after them does not change it
+    for placed in (True, False):
+        ordered = SortedOnRead(items, key=lambda item: item[0])
+        found = ordered.window(low, high, placed)
+        if placed:
+            assert found == expected
+        else:
+            assert sorted(item[2] for item in found) == sorted(item[2] for item in expected)
+
+
+def test_the_checks_added_before_the_first_out_of_order_are_counted_as_parts_in_order() -> None:
+    """A draft whose claims wait for names below: its checks come out of order; the parts before the first
+    such check are the ordered prefix a window reads as an ordered list's."""
+    from scaling_core import analyze_document
+    from scaling_core.document import analysis as analysis_module
+    from scaling_core.document.effects import Results
+
+    text = "It takes 4 s<!-- = t -->.\n\n```calc\nx = 3\ny = x * 2\nt = 4 s\n```\n\nSo x is 3<!-- = x --> and y 6<!-- = y -->.\n"
+    seen: list[Results] = []
+    original = analysis_module._checks
+
+    def keeping(results: Results, *args: object) -> object:
+        seen.append(results)
+        return original(results, *args)  # type: ignore[arg-type]
+
+    with patch.object(analysis_module, "_checks", keeping):
+        analysis = analyze_document(text)
+    results = seen[0]
+    assert not results.checks_in_order and results.checks.ordered_parts() >= 1
+    before = [c for part in results.checks.parts()[: results.checks.ordered_parts()] for c in part]
+    assert [c.claim for c in before] == ["3", "6"]  # x's and y's, in order
+    assert min(c.span.start for c in analysis.checks) < before[0].span.start  # t's, which waited: after them
+
+
+def test_joining_the_parts_forgets_which_were_in_order() -> None:
+    """Read whole (its parts joined into one), a list's first parts are no longer known to be in order."""
+    items: Segments[int] = Segments([1, 2])
+    items.close_part()
+    items.extend([0])
+    assert items.ordered_parts() == 1
+    assert list(items) == [1, 2, 0]
+    assert items.ordered_parts() == 0
+    assert SortedOnRead(items, key=lambda item: item).window(0, 2, placed=True) == [0, 1]
