@@ -170,7 +170,7 @@ def _analyze(
     errors = sorted((d for d in diagnostics if d.severity is Severity.ERROR), key=span_start)
     problems = found.problems
     starts = [error.span.start for error in errors]
-    result.problems = [problem_verdict(p, checks, errors, starts) for p in problems]
+    result.problems = [problem_verdict(p, checks, starts) for p in problems]
     verdicts = [problem_diagnostic(p, r, checks, errors)
                 for p, r in zip(problems, result.problems) if r.status != ProblemStatus.PASS]  # fmt: skip
     diagnostics += _suppress(verdicts, suppressions) + _unknown_codes(suppressions)

@@ -147,21 +147,15 @@ def within(items: Sequence[Spanned], bounds: tuple[int, int], placed: bool = Tru
 
 
 def problem_verdict(
-    problem: ProblemRegion,
-    checks: Sequence[CheckResult],
-    errors: list[Diagnostic],
-    error_starts: Sequence[int] | None = None,
+    problem: ProblemRegion, checks: Sequence[CheckResult], error_starts: Sequence[int]
 ) -> ProblemResult:
-    """A problem's status and counts, from the checks and errors inside it (both lists sorted by start;
-    ``error_starts``, when given, the errors' starts: bisected without a key per step)."""
+    """A problem's status and counts, from the checks inside it (sorted by start) and whether an error starts
+    inside it (``error_starts``: the errors' starts, in order; bisected without a key per step)."""
     inside = problem.span.start, problem.span.end
     mine = within(checks, inside, placed=False)  # their statuses and messages alone are read
     failed = sum(c.status == CheckStatus.FAIL for c in mine)
-    if error_starts is not None:
-        first = bisect.bisect_left(error_starts, inside[0])
-        failing = first < len(error_starts) and error_starts[first] < inside[1]
-    else:
-        failing = bool(within(errors, inside))
+    first = bisect.bisect_left(error_starts, inside[0])
+    failing = first < len(error_starts) and error_starts[first] < inside[1]
     passed = sum(c.status in (CheckStatus.PASS, CheckStatus.WARN) for c in mine)
     if failed or failing:
         status = ProblemStatus.FAIL
