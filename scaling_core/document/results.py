@@ -8,6 +8,7 @@ from enum import StrEnum
 
 from scaling_core.diagnostics import Diagnostic
 from scaling_core.document.segments import Segments
+from scaling_core.document.sorted_on_read import SortedOnRead
 from scaling_core.expr.syntax import Expr
 from scaling_core.expr.values import Record, Value
 from scaling_core.records import record
@@ -189,13 +190,16 @@ class DocumentAnalysis:
     lookups: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
 
     def held_objects(self) -> list[object]:
-        """What this analysis holds many of, in one flat list, none built on the way (moved parts as recorded).
+        """What this analysis holds many of, in one flat list, none built on the way (moved parts as recorded,
+        results out of order as added).
 
         For a caller that frees a big analysis a slice at a time: once the
         analysis is dropped, the list holds the last references to them.
         """
         held: list[object] = [*self.exports.values(), *self.bindings, *self.diagnostics, *self.problems]
         for results in (self.references, self.values, self.checks):
+            if type(results) is SortedOnRead:  # its items as added, not sorted for this (~20 ms for 30,000 checks)
+                results = results.contents()[0]
             if type(results) is Segments:  # not isinstance: compiled, Segments shares Sequence's ABC cache
                 for part in results.parts():
                     if type(part) is list:
