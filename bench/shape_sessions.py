@@ -316,9 +316,9 @@ PAUSE_S = 0.3
 
 
 async def _after_edits(session: Session, line: int, column: int, count: int, row: Row) -> None:
-    """A hover on a definition, the inlay hints of 60 lines around one, and the code lenses, each just after
-    a keystroke (VS Code asks for inlay hints after each) and, but the inlay hints, after a pause (a new
-    analysis each time).
+    """A hover on a definition, the inlay hints of 60 lines around one, a completion in one, and the code
+    lenses, each just after a keystroke (VS Code asks for inlay hints after each, and for completions as the
+    author types) and, hover and lenses, after a pause (a new analysis each time).
 
     Both may need the draft's coverage, computed once per analysis: the
     hover/inlay/completion figures above ask of one analysis again and again.
@@ -339,10 +339,16 @@ async def _after_edits(session: Session, line: int, column: int, count: int, row
         window = types.Range(types.Position(line, 0), types.Position(line + 60, 0))
         return lsp.text_document_inlay_hint_async(types.InlayHintParams(doc, window))
 
+    def completion() -> Awaitable[object]:
+        return lsp.text_document_completion_async(
+            types.CompletionParams(doc, types.Position(rng.choice(definitions), 4))
+        )
+
     asks = {
         "hover": (0.0, hover),
         "hover after a 0.3 s pause": (PAUSE_S, hover),
         "inlay hints": (0.0, inlay),
+        "completion": (0.0, completion),
         "code lens": (0.0, lens),
         "code lens after a 0.3 s pause": (PAUSE_S, lens),
     }

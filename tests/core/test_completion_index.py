@@ -5,10 +5,11 @@ from __future__ import annotations
 from bench.corpus import book_like
 from bench.shapes import forward, giant
 from scaling_core import DocumentAnalysis, analyze_document
+from scaling_core.document.incremental import RegionCache
 from scaling_core.expr.functions import FUNCTIONS
 from scaling_core.formulas import LIBRARY
 from scaling_core.queries.assist import completions
-from scaling_core.queries.completion import LIMIT, Completion, name_completions
+from scaling_core.queries.completion import LIMIT, Completion, name_completions, name_index
 from scaling_core.xla_calls import DOCS as TRUSTED_DOCS
 from scaling_core.xla_calls import SIGNATURES
 from tests.core.test_lookup import PROBLEMS
@@ -57,3 +58,19 @@ def test_a_long_list_is_cut_and_says_so() -> None:
     assert len(full) > LIMIT + 1 and cut == full[: LIMIT + 1]  # one more than the limit: the list is cut
     typed = completions(analysis, offset + 2, LIMIT)  # "fl" typed: the flops_* names first
     assert typed == scanned(analysis, offset + 2, "fl")[: LIMIT + 1]
+
+
+def test_a_version_that_renames_nothing_reuses_the_names_order_and_offers_what_a_scan_offers() -> None:
+    text = book_like(300)
+    cache = RegionCache()
+    first = analyze_document(text, "x.md", cache=cache)
+    edited = "Some prose typed at the top.\n\n" + text  # every definition moves; no name changes
+    second = analyze_document(edited, "x.md", cache=cache)
+    assert name_index(second).order is name_index(first).order  # built once: the same names in the same order
+    for offset in range(0, len(edited) + 1, max(1, len(edited) // 60)):
+        for prefix in ("", "t", "B_", "x"):
+            assert name_completions(second, offset, prefix, None) == scanned(second, offset, prefix)
+    renamed = analyze_document(edited.replace("B_0 = 64", "B_zero = 64", 1), "x.md", cache=cache)
+    assert name_index(renamed).order is not name_index(second).order
+    offset = len(edited) // 2
+    assert name_completions(renamed, offset, "B", None) == scanned(renamed, offset, "B")
