@@ -19,8 +19,10 @@ did (``stretches.py``), so what its steps add up to is known once gathered:
   (:class:`Settled`), so the results read as a run-by-run replay's.
 
 A claim that waits for a name the stretch does not define (or one whose
-recorded resolution does not fit) is deferred as in a run's replay; the
-effects before and after it form separate pieces.  Stretches that import
+recorded resolution does not fit) is deferred as in a run's replay.  When the
+stretch defines a name it mentions, the effects before and after it form
+separate pieces; else it is deferred after the piece that holds it, where it
+reads the same names (``stretch_claims.py``).  Stretches that import
 something are replayed run by run.
 
 A stretch that crosses problems (it starts at the top level, ``stretches.py``)
@@ -44,10 +46,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from scaling_core.diagnostics import Diagnostic
 from scaling_core.document.effects import Bounds, Effects, check_facts, region_bounds, results_bounds
-from scaling_core.document.forward import Waiting, binding_stamp, waits
+from scaling_core.document.forward import Waiting
 from scaling_core.document.regions import ChunkScan
 from scaling_core.document.results import Binding, CheckResult, Reference, ValueResult
 from scaling_core.document.shift import move_check, move_each, move_value, shift_diagnostic, shift_span
+from scaling_core.document.stretch_claims import imports_nothing, names_defined, settled_claims
 
 if TYPE_CHECKING:
     from scaling_core.document.driver import Driver
@@ -148,17 +151,6 @@ class Settled:
         _add(interpreter, self.piece, self.delta, self.placed, self.outside)
 
 
-@dataclass(slots=True, eq=False)
-class _Candidate:
-    """A claim that waits, while the stretch is gathered: the names it waits for and the first definitions below."""
-
-    step: Waiting
-    waiting: set[str]
-    #: Each name it mentions: a definition of the stretch above it (by position), or looked up outside.
-    above: dict[str, int]
-    below: dict[str, int] = field(default_factory=dict)
-
-
 def gather(
     runs: Sequence[Any],
     chunks: Sequence[tuple[int, ChunkScan]],
@@ -169,7 +161,7 @@ def gather(
     """The pieces of a stretch's ``runs`` over ``chunks`` (where they start now; ``stamps``: what each name the
     stretch mentions meant at its start, as its inputs hold it), or None if it imports, or crosses scopes without
     ``plans`` (each chunk's scopes) and ``crossed`` (the problems it crosses and their layout)."""
-    settled = _settled(runs, stamps) if plans is None else ({} if _imports_nothing(runs) else None)
+    settled = settled_claims(runs, stamps) if plans is None else ({} if imports_nothing(runs) else None)
     if settled is None:
         return None
     numbers = {id(problem): number for number, problem in enumerate(crossed[0])} if crossed is not None else {}
@@ -177,6 +169,9 @@ def gather(
     piece = Piece()
     names = _Definitions()
     count = 0
+    defines = names_defined(runs)
+    #: Deferred claims that need not split the piece: none of their names is defined in the stretch.
+    pending: list[Deferral] = []
     for number, run in enumerate(runs):
         if run is None:
             continue
@@ -189,13 +184,18 @@ def gather(
                 if names.enters(plans, number, -step[0]):
                     if names.problem is not None and id(names.problem) not in numbers:
                         return None  # not among the problems it crosses: not gathered
-                    piece = _next_piece(parts, piece, Enter(numbers.get(id(names.problem), -1)))
+                    piece = _next_piece(parts, piece, Enter(numbers.get(id(names.problem), -1)), pending)
                 continue
             if type(step) is Waiting:
                 found = settled.get(id(step))
                 if found is None:
-                    piece = _next_piece(parts, piece, Deferral(number, step))
+                    if step.names and defines.isdisjoint(step.names):
+                        pending.append(Deferral(number, step))
+                    else:
+                        piece = _next_piece(parts, piece, Deferral(number, step), pending)
                     continue
+                if pending:  # a resolution is settled after the claims deferred before it (forward.py's order)
+                    piece = _next_piece(parts, piece, None, pending)
                 claim_names, resolution = found
                 region_start = start + region_bounds(scan.regions[step.number])[0]
                 if piece.settled is None:
@@ -210,15 +210,25 @@ def gather(
                 names.define(binding.name, count)
                 count += 1
     piece.seal()
-    parts.append(piece)
+    parts += [piece, *pending]
     outside = {name for part in parts if isinstance(part, Piece) for name in _names_read(part)}
     return Gathered(chunks[0][0], parts, tuple(sorted(outside)), crossed[1] if crossed is not None else None)
 
 
-def _next_piece(parts: list[Piece | Deferral | Enter], piece: Piece, between: Deferral | Enter) -> Piece:
-    """Close ``piece`` before ``between`` (a deferred claim or a scope change): the piece that follows."""
+def _next_piece(
+    parts: list[Piece | Deferral | Enter], piece: Piece, between: Deferral | Enter | None, pending: list[Deferral]
+) -> Piece:
+    """Close ``piece`` before ``between`` (a deferred claim or a scope change), after it the claims ``pending``
+    (then none): the piece that follows.
+
+    A claim deferred in a replay reads, where it stands, the names it mentions
+    (``ForwardReferences.defer``); when the stretch defines none of them, it reads
+    the same after the piece that holds it, so the piece is not split there (a
+    draft with ~200 misspelt names had twice as many pieces, each added apart).
+    """
     piece.seal()
-    parts += [piece, between]
+    parts += [piece, *pending] if between is None else [piece, *pending, between]
+    pending.clear()
     return Piece()
 
 
@@ -253,69 +263,6 @@ class _Definitions:
     def define(self, name: str, at: int) -> None:
         """The stretch's definition number ``at`` of ``name``, in the current scope."""
         (self.local if self.local is not None else self.top)[name] = at
-
-
-def _imports_nothing(runs: Sequence[Any]) -> bool:
-    """Whether none of the runs' steps imports a file."""
-    return not any(isinstance(step, Effects) and step.imports for run in runs if run is not None for step in run.steps)
-
-
-def _settled(runs: Sequence[Any], stamps: dict[str, Any]) -> dict[int, tuple[dict[str, int], Effects]] | None:
-    """The stretch's waiting claims resolved by its own definitions below them, by their step's id: the
-    definitions each reads (by position) and its recorded resolution.  None if it crosses problems or imports."""
-    defined: dict[str, int] = {}
-    bindings: list[Binding] = []
-    waiting_for: dict[str, list[_Candidate]] = {}
-    found: list[_Candidate] = []
-    for run in runs:
-        if run is None:
-            continue
-        for step in run.steps:
-            if type(step) is Waiting:
-                candidate = _candidate(step, defined, stamps)
-                if candidate is not None:
-                    found.append(candidate)
-                    for name in candidate.waiting:
-                        waiting_for.setdefault(name, []).append(candidate)
-                continue
-            if not isinstance(step, Effects) or step.imports:
-                return None  # a chunk's next scope (the stretch crosses problems), or an import: replayed run by run
-            for binding in step.bindings:
-                for candidate in waiting_for.pop(binding.name, ()):
-                    candidate.below.setdefault(binding.name, len(bindings))
-                defined[binding.name] = len(bindings)
-                bindings.append(binding)
-    settled = {}
-    for candidate in found:
-        resolution = _resolution(candidate, bindings) if len(candidate.below) == len(candidate.waiting) else None
-        if resolution is not None:
-            settled[id(candidate.step)] = ({**candidate.above, **candidate.below}, resolution)
-    return settled
-
-
-def _candidate(step: Waiting, defined: dict[str, int], stamps: dict[str, Any]) -> _Candidate | None:
-    """A waiting claim as its deferral would see it: the names it waits for, the stretch's definitions above it."""
-    if not step.names or step.resolved is None:
-        return None
-    above, waiting = {}, set()
-    for name in step.names:
-        if name in defined:
-            above[name] = defined[name]
-        elif name not in stamps:
-            return None  # not among the names the stretch's key holds: deferred as it is
-        elif stamps[name] is None:
-            waiting.add(name)
-    return _Candidate(step, waiting, above) if waiting else None
-
-
-def _resolution(candidate: _Candidate, bindings: list[Binding]) -> Effects | None:
-    """The claim's recorded resolution, if it read the stretch's definitions below it as they are (else None)."""
-    assert candidate.step.resolved is not None
-    read, effects = candidate.step.resolved
-    below = tuple([(name, binding_stamp(bindings[at])) for name, at in sorted(candidate.below.items())])
-    if read != below or effects.bindings or effects.imports or (effects.diagnostics and waits(effects)):
-        return None
-    return effects
 
 
 def _names_read(piece: Piece) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from bench.shapes import unknown
 from scaling_core import analyze_document
 from scaling_core.document import stretches as stretches_module
 from scaling_core.document.gathered import Deferral, Enter, Gathered, Piece, replay_gathered
@@ -166,3 +167,30 @@ def test_problem_verdicts_after_typing_above_them_move_none_of_their_checks(monk
         assert [p.status.value for p in analysis.problems] == ["pass"] * 10
         assert analysis.problems == analyze_document(version, "draft.md").problems
     assert not [item for item in moved if type(item).__name__ == "CheckResult"]
+
+
+def test_claims_waiting_for_names_the_stretch_never_defines_do_not_split_its_pieces() -> None:
+    # ~1 in 4 claims names something defined nowhere (a misspelt name): each waits to the end of the draft.
+    text = unknown(600)
+    cache = RegionCache()
+    analysed([text, text, *typed(text, "## Section 3", 4)], cache)
+    gathered = gathered_of(cache)
+    kinds = ["".join(type(part).__name__[0] for part in g.parts) for g in gathered]  # Piece, Deferral, Enter
+    assert sum(k.count("D") for k in kinds) >= 8
+    assert all("DPD" not in k for k in kinds)  # no piece cut between two such claims of one scope
+    assert any("DD" in k for k in kinds)  # both deferred after the piece that holds them (each problem: its own)
+    names = {part.step.names for g in gathered for part in g.parts if isinstance(part, Deferral)}
+    assert names and all(name[0].startswith("tt_") for name in names)
+
+
+def test_such_claims_between_claims_the_stretch_settles_keep_their_order() -> None:
+    # Each section's first claims wait for its own block (settled by the stretch); in every other section the
+    # claim after the block names something defined nowhere: deferred, between settled ones.
+    text = forward_draft(24)
+    for i in range(0, 24, 2):
+        text = text.replace(f"µs<!-- ≈ t_{i} --> once", f"µs<!-- ≈ tt_{i} --> once")
+    cache = RegionCache()
+    statuses = analysed([text, text, *typed(text, "## Step 12\n\nAt", 4)], cache)
+    assert statuses.count("skip") == 12  # each misspelt claim (unknown: not checked), in its place
+    gathered = gathered_of(cache)
+    assert settled_claims(gathered) >= 20 and any(isinstance(p, Deferral) for g in gathered for p in g.parts)
