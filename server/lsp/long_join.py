@@ -74,6 +74,13 @@ def join_pieces(pieces: list[str]) -> str:
     return text
 
 
+def within_bmp(text: str) -> bool:
+    """Whether every character of ``text`` is below U+10000 (one UTF-16 unit each), told at once by CPython's
+    string layout: a string of one or two bytes per character holds none beyond.  False when it cannot tell
+    (another interpreter, a string not laid out as measured, or four bytes per character)."""
+    return _HEADERS is not None and _kind(text) in (1, 2)
+
+
 def _kind(piece: str) -> int:
     """Bytes per character of a compact string (1, 2 or 4), or 0 when ``piece`` is not one.
 

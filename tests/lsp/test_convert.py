@@ -75,3 +75,16 @@ def test_an_edit_whose_range_starts_and_ends_inside_surrogate_pairs() -> None:
     assert apply_changes(document, 2, [edit], "utf-16").text == "aZ𝑥c\n"
     converter = document.converter("utf-16")
     assert converter.range(converter.span(edit.range)) == types.Range(types.Position(0, 1), types.Position(0, 4))
+
+
+def test_a_text_within_the_bmp_counts_one_utf16_unit_per_character_without_encoding() -> None:
+    text = "It is 174 µs<!-- ≈ t --> and é€\u2028 more.\nSo `2 * 3 = 6` ≈ 6.\n" * 20
+    converter = PositionConverter(LineIndex(text), "utf-16")
+    assert converter.ascii  # one unit per character: no line's prefix is encoded
+    index = LineIndex(text)
+    for offset in range(0, len(text), 7):
+        line, column = index.position(offset)
+        assert converter.units(offset) == (line, units(index.line_text(line)[:column], "utf-16"))
+    astral = PositionConverter(LineIndex(text + "😀 x"), "utf-16")
+    assert not astral.ascii and astral.position(len(text) + 2) == types.Position(40, 3)  # 😀 is two units
+    assert not PositionConverter(LineIndex(text), "utf-8").ascii  # in UTF-8, µ is two units
