@@ -7,10 +7,10 @@ formulas, trusted-code functions.  Building that list per request scanned
 every definition (a 5,000-statement block: ~4,000) and answered thousands of
 items (measured: 27-97 ms p95).  The index sorts each kind of name once per
 analysis, or reuses the previous version's sorting when the names are the
-same, in the same order (a keystroke that renames nothing); a request looks up the names that start with what is typed, and
-answers at most :data:`LIMIT` of them, saying when there are more (the editor
-asks again as the author types).  The items and their order are those of the
-full list.
+same, in the same order (a keystroke that renames nothing); a request looks
+up the names that start with what is typed, and answers at most
+:data:`LIMIT` of them, saying when there are more (the editor asks again as
+the author types).  The items and their order are those of the full list.
 """
 
 from __future__ import annotations

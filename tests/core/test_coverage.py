@@ -8,6 +8,7 @@ from scaling_core import Config, DocumentAnalysis, ProblemStatus, analyze_docume
 from scaling_core.document.analysis import ImportContext
 from scaling_core.queries.coverage import document_coverage, workspace_coverage
 from scaling_core.queries.coverage_model import ConceptKind, ConceptStatus, FileCoverage
+from scaling_core.text import Span
 
 
 def _coverage(text: str) -> FileCoverage:
@@ -331,3 +332,22 @@ def test_coverage_a_slice_at_a_time_is_the_whole_coverage_or_stops_once_told(mon
 
         assert coverage.coverage_unless_stopped(fresh, go_on) is None
         assert len(told) == stop_at  # never asked again once it said no
+
+
+def test_only_spans_holding_a_chip_name_are_walked_for_chip_fields(monkeypatch: pytest.MonkeyPatch) -> None:
+    from scaling_core.queries.coverage_graph import FileGraph
+
+    # Many checks, names and numbers alike; one claim reads a chip field, one value calls a formula.
+    sections = "".join(f"## S{n}\n\n```calc\nx_{n} = {n} * 3\n```\n\nSo `x_{n} * 2 = {6 * n}` and `2 * 3 = 6`.\n\n"
+                       for n in range(30))  # fmt: skip
+    formula = "r = roofline_time(1e12 FLOP, 1e9 byte, h100.flops_bf16, h100.hbm_bw)"
+    text = sections + f"It moves 3.35 TB/s<!-- ≈ h100.hbm_bw -->.\n\n```calc\n{formula}\n```\n"
+    analysis = analyze_document(text, "x.md")
+    walked: list[Span] = []
+    inside = FileGraph._inside
+    monkeypatch.setattr(FileGraph, "_inside", lambda self, span: walked.append(span) or inside(self, span))
+    coverage = document_coverage(analysis)
+    kinds = {c.name: c.kind for c in coverage.concepts}
+    assert kinds["h100.hbm_bw"] == "chip field" and kinds["roofline_time()"] == "formula"
+    assert kinds["h100.flops_bf16"] == "chip field"
+    assert 0 < len(walked) <= 3  # the claim and the statement naming h100, not the ~90 other checks and values
