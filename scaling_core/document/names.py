@@ -24,7 +24,7 @@ from scaling_core.document.regions import CalcRegion, ProblemRegion, Region
 from scaling_core.document.results import Binding
 from scaling_core.document.suggest import ScopeNames, locked, scope_names
 from scaling_core.expr import syntax as ast
-from scaling_core.text import LineIndex, holding
+from scaling_core.text import LineIndex, holding, holding_position
 from scaling_core.units.registry import UnitRegistry
 
 _EXPRESSIONS = get_args(ast.Expr)
@@ -119,15 +119,15 @@ def suggest_names(
     shared = frozenset([*top_level, *records])
     scopes: dict[ProblemRegion | None, ScopeNames] = {}  # brought up to date once per analysis
     suggested = []
-    starts = [problem.span.start for problem in problems]
+    problem_at = holding_position(problems)  # asked for each unknown name
     with locked():
         for diagnostic in diagnostics:
             name = unknown_name(diagnostic.message) if diagnostic.code == "N001" else None
             if name is not None and not (
                 diagnostic.notes and any(n.startswith("did you mean") for n in diagnostic.notes)
             ):
-                at = bisect.bisect_right(starts, diagnostic.span.start) - 1  # the problem holding it, if any
-                problem = problems[at] if at >= 0 and diagnostic.span.start < problems[at].span.end else None
+                at = problem_at(diagnostic.span.start)
+                problem = problems[at] if at >= 0 else None
                 scope = scopes.get(problem)
                 if scope is None:
                     local = [b.name for b in bindings if problem is not None and b.path == path

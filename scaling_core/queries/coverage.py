@@ -19,7 +19,7 @@ from functools import partial
 from typing import TypeVar, cast
 
 from scaling_core.document.lookup import bindings_index, once_per_analysis
-from scaling_core.document.results import CheckResult, DocumentAnalysis, ProblemResult
+from scaling_core.document.results import CheckResult, DocumentAnalysis
 from scaling_core.queries.coverage_graph import FileGraph, Heading, Node, binding_node, headings
 from scaling_core.queries.coverage_model import (
     Concept,
@@ -32,7 +32,7 @@ from scaling_core.queries.coverage_model import (
 )
 from scaling_core.queries.coverage_one import problems_testing
 from scaling_core.queries.coverage_walk import Edges, cover_problem, problem_ref
-from scaling_core.text import Span
+from scaling_core.text import Span, holding_position
 
 #: Where an analysis keeps which of its problems cover what (:func:`covering_of`), once worked out.
 _COVERING = "covering"
@@ -158,7 +158,7 @@ def _covering(graphs: dict[str, FileGraph], go_on: Callable[[], bool] | None = N
     notes: dict[str, list[tuple[int, str]]] = {}
     for graph in graphs.values():
         problems = graph.analysis.problems
-        holding = _problem_holding(problems)
+        holding = holding_position(problems)
         checks: list[list[CheckResult]] = [[] for _ in problems]
         for some in _slices(graph.analysis.checks, go_on):
             if some is None:
@@ -195,7 +195,7 @@ def _file_unless_stopped(
     analysis = graph.analysis
     found: list[tuple[int, Concept]] = []
     concept = partial(_concept, analysis, covering)
-    holding = _problem_holding(analysis.problems)
+    holding = holding_position(analysis.problems)
     for bindings in _slices(analysis.bindings, go_on):
         if bindings is None:
             return None
@@ -251,18 +251,6 @@ def _slices(
             yield None
             return
         yield items[start : start + size]
-
-
-def _problem_holding(problems: Sequence[ProblemResult]) -> Callable[[int], int]:
-    """Where in ``problems`` the one holding an offset is, or -1 (``text.holding`` over a list of starts, built
-    once: coverage asks it of every check, value and definition)."""
-    starts = [problem.span.start for problem in problems]  # sorted and disjoint, as text.holding expects
-
-    def holding(offset: int) -> int:
-        at = bisect.bisect_right(starts, offset) - 1
-        return at if at >= 0 and offset < problems[at].span.end else -1
-
-    return holding
 
 
 def _concept(

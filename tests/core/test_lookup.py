@@ -291,3 +291,15 @@ def test_a_hover_on_a_draft_without_problems_moves_nothing_to_say_what_tests_a_d
     assert concept is not None and concept.status == ConceptStatus.UNTESTED and not concept.problems
     for results in (analysis.references, analysis.values, analysis.checks):
         assert any(type(part) is not list for part in results.parts())  # type: ignore[attr-defined]
+
+
+def test_the_position_of_the_problem_holding_an_offset_is_that_of_text_holding() -> None:
+    from scaling_core.text import holding, holding_position
+
+    for text in (PROBLEMS, BOOK):
+        problems = analyze_document(text, "x.md").problems
+        position = holding_position(problems)
+        for offset in range(-1, len(text) + 2):
+            found = holding(problems, offset)
+            assert position(offset) == (problems.index(found) if found is not None else -1)
+    assert holding_position([])(5) == -1
