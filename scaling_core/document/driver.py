@@ -243,7 +243,7 @@ class Driver:
         inputs = inputs_for(names, local, scope.top_level, scope.records)
         top = inputs_for(names, None, scope.top_level, scope.records) if len(scopes) > 1 else None
         shape = scopes_shape(scopes)
-        key = ("run", id(scan), shape, scope.problem, local is not None, inputs, top)
+        key = ("run", id(scan), shape, scope.problem, local is not None, inputs, top, names)
         run = self.cache.get_run(key, scan)
         self.key, self.run = key, run  # for the run's record, or a stretch
         if run is None:

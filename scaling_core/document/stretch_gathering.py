@@ -49,7 +49,7 @@ def gather_stretch(
 ) -> tuple[Gathered, Sequence[ProblemRegion]] | None:
     """Gather the stretch's runs now, its first chunk at ``chunks[index]`` (``plans``: its chunks' scopes, if it
     crosses problems), and keep them on it (False if they cannot be): the gathered runs and the problems crossed."""
-    stamps = {entry[0]: entry[1] for entry in stretch.inputs}
+    stamps = dict(zip(stretch.names, stretch.inputs[0::2]))
     problems = problems_crossed(driver, chunks, index, len(stretch.scans)) if plans is not None else None
     made = gather(stretch.runs, chunks[index : index + len(stretch.scans)], stamps, plans, problems)
     stretch.gathered = made if made is not None else False

@@ -32,13 +32,13 @@ the stretch mentioned it is read from the top level (or is a chip).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scaling_core.document.effects import region_bounds
 from scaling_core.document.gathered import Gathered, replay_gathered
-from scaling_core.document.incremental import inputs_for
+from scaling_core.document.incremental import entries, inputs_for
 from scaling_core.document.regions import ChunkScan, ProblemRegion
 from scaling_core.document.stretch_gathering import crossed_as_gathered, gather_stretch, gathered_for
 
@@ -170,7 +170,7 @@ class StretchBuilder:
             keyed = {key: run for key, run in zip(self.keys, self.runs) if key is not None}
             made = Stretch(
                 tuple(self.scans), tuple(self.runs), tuple(self.keys), keyed, None if self.multi else self.problem,
-                tuple(first), tuple(first.values()), sum(run.counted for run in runs), sum(run.elements for run in runs),
+                tuple(first), tuple([part for entry in first.values() for part in entry[1:]]), sum(run.counted for run in runs), sum(run.elements for run in runs),
                 self.regions, self.multi,
             )  # fmt: skip
         self.clear()
@@ -180,25 +180,27 @@ class StretchBuilder:
 def _first_inputs(keys: Sequence[tuple[Any, ...] | None], multi: bool) -> dict[str, Any]:
     """What each name the runs of ``keys`` mention meant where the first of them to mention it starts.
 
-    A run's key holds (name, stamp, defined in this scope) for each name, in
-    the scope the run starts in, and as the top level sees them when it
-    crosses problems.  Across problems (``multi``) the entry is as the top level
-    sees it: a run inside a problem that mentions a name first reads it from
-    the top level or the chips (the problem's local scope holds only what runs
-    of the stretch defined), so its stamp tells which: a chip's is tagged apart.
+    A run's key holds, for each name, its stamp and whether it is defined in
+    the scope the run starts in (``incremental.inputs_for``), and the same as
+    the top level sees them when it crosses problems.  Across problems
+    (``multi``) the entry is as the top level sees it: a run inside a problem
+    that mentions a name first reads it from the top level or the chips (the
+    problem's local scope holds only what runs of the stretch defined), so its
+    stamp tells which: a chip's is tagged apart.  Each entry: (name, stamp, defined).
     """
     first: dict[str, Any] = {}
     for key in keys:
         if key is None:
             continue
-        in_problem, own, top = key[4], key[5], key[6]
+        in_problem, own, top, names = key[4], key[5], key[6], key[7]
+        found: Iterable[tuple[str, Any, bool]]
         if not multi or not in_problem:
-            entries = own
+            found = entries(names, own)
         elif top is not None:
-            entries = top
+            found = entries(names, top)
         else:
-            entries = [(name, stamp, stamp is not None and stamp[0] != "chip") for name, stamp, _ in own]
-        for entry in entries:
+            found = ((name, stamp, stamp is not None and stamp[0] != "chip") for name, stamp, _ in entries(names, own))
+        for entry in found:
             first.setdefault(entry[0], entry)
     return first
 
