@@ -15,6 +15,7 @@ from lsprotocol import types
 from scaling_core import DocumentAnalysis, analyze_document
 from scaling_core.document.effects import Effects
 from scaling_core.document.incremental import RegionCache
+from scaling_core.document.results import Binding
 from scaling_core.document.segments import Segments
 from scaling_core.document.sorted_on_read import SortedOnRead
 from server.collector import collector_paused, release_in_background
@@ -200,16 +201,22 @@ def test_an_analysis_lists_its_checks_out_of_order_without_sorting_them() -> Non
     assert [c.status for c in checks] == ["pass"] * 41 and checks[0].span.start < checks[1].span.start
 
 
+def _alive(ids: set[int]) -> list[Binding]:
+    """The definitions among ``ids`` still in memory (a definition has slots, so no weak reference to it)."""
+    gc.collect()
+    return [item for item in gc.get_objects() if type(item) is Binding and id(item) in ids]
+
+
 def test_a_released_analysis_is_freed_and_what_others_hold_is_left_whole() -> None:
     analysis = _analysis_with_moved_parts()
     kept = analysis.bindings[5]
-    gone = [weakref.ref(b) for b in analysis.bindings if b is not kept]
-    gone.append(weakref.ref(analysis))
+    bindings = {id(b) for b in analysis.bindings if b is not kept}
+    assert len(_alive(bindings)) == len(bindings) >= 50  # the check sees them while they are held
+    gone = weakref.ref(analysis)
     release_in_background([analysis])
     del analysis
-    for thread in [t for t in threading.enumerate() if t.name == "margin-release"]:
-        thread.join(timeout=60)
-    assert all(ref() is None for ref in gone)  # freed: the definitions, and the analysis itself
+    _join_release_threads()
+    assert gone() is None and not _alive(bindings)  # freed: the definitions, and the analysis itself
     assert kept.name == "x_5" and kept.value is not None  # still held here: untouched
 
 
@@ -225,12 +232,14 @@ def test_a_released_region_cache_is_freed_and_what_others_hold_is_left_whole() -
         b for run in cache._runs.values() for step in run.steps if isinstance(step, Effects) for b in step.bindings
     ]
     assert len(recorded) >= 50 and any(b is kept for b in recorded)
-    gone = [weakref.ref(cache), *(weakref.ref(b) for b in recorded if b is not kept)]
+    bindings = {id(b) for b in recorded if b is not kept}
+    assert len(_alive(bindings)) == len(bindings)
+    gone = weakref.ref(cache)
     del recorded, analysis
     release_in_background([cache])
     del cache
     _join_release_threads()
-    assert all(ref() is None for ref in gone)  # freed: the cache and the definitions its runs recorded
+    assert gone() is None and not _alive(bindings)  # freed: the cache and the definitions its runs recorded
     assert kept.name == "x_7" and kept.value is not None and kept.span.start > 0  # still held here: untouched
 
 
