@@ -9,16 +9,14 @@ definitions its names depend on, with where each is defined.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 from scaling_core import prelude
 from scaling_core.document.lookup import VisibleScope, named_value_at, references_index, values_index
-from scaling_core.document.results import Binding, CheckKind, CheckResult, DocumentAnalysis, ValueResult
-from scaling_core.document.shift import shift_tree
+from scaling_core.document.results import Binding, CheckResult, DocumentAnalysis, ValueResult
+from scaling_core.document.written import ROLE, computed_side, names_defining, names_used, nodes, value_expression
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.evaluator import Evaluator
-from scaling_core.expr.lexer import tokenize
-from scaling_core.expr.parser import parse_claim_expression, parse_statements
 from scaling_core.expr.values import EvaluationError, Record, ShapeValue, Value
 from scaling_core.formulas.call import FormulaCall
 from scaling_core.formulas.symbolic import FIELD_SYMBOLS, symbolic
@@ -29,10 +27,6 @@ from scaling_core.units.registry import default_registry
 
 _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "**": 3}
 MAX_CHAIN = 40
-#: An inline value as written: ``{calc}`x -> FLOP/byte` `` (the expression is group 2).
-_ROLE = re.compile(r"\{[^}]*\}(`+)(.*)\1\s*\Z", re.S)
-#: A claim's marker right after its number (past closing emphasis): ``**22 days**<!-- ≈ t -->``.
-_MARKER = re.compile(r"[*_ \t]*<!--\s*(?:≈|~=|==|<=|>=|≤|≥|<|>|=)(.*?)-->", re.S)
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|])")
 
 #: A definition step as shown in a chain: (its statement as written, its value as its inlay shows it).
@@ -123,21 +117,6 @@ def substitute(expr: ast.Expr, values: dict[str, Value]) -> str:
     return done[0]
 
 
-def _nodes(node: object) -> Iterator[object]:
-    """Every syntax node under ``node`` (units excluded), depth first (iterative: chains nest deep)."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        children = []
-        for child in getattr(current, "__slots__", ()):
-            value = getattr(current, child, None)
-            for item in value if isinstance(value, tuple) else (value,):
-                if hasattr(item, "span") and not isinstance(item, ast.UnitExpr):
-                    children.append(item)
-        stack.extend(reversed(children))
-
-
 def _record_of(node: ast.Expr, records: dict[str, Record]) -> Record | None:
     """The chip, slice or axis a field's target names (``h100``, ``tpu_v5p["4x4x4"]``), if it is one."""
     if isinstance(node, ast.Name):
@@ -150,12 +129,7 @@ def _record_of(node: ast.Expr, records: dict[str, Record]) -> Record | None:
 
 
 def _fields_used(expr: ast.Expr) -> list[ast.Field]:
-    return [node for node in _nodes(expr) if isinstance(node, ast.Field)]
-
-
-def names_used(expr: ast.Expr) -> list[str]:
-    """Names an expression refers to, in order, without repeats."""
-    return list(dict.fromkeys(node.name for node in _nodes(expr) if isinstance(node, ast.Name)))
+    return [node for node in nodes(expr) if isinstance(node, ast.Field)]
 
 
 def explain_call(call: FormulaCall, source: Callable[[ast.Expr], str]) -> list[str]:
@@ -232,12 +206,12 @@ def _definitions(names: list[str], binding: Callable[[str], Binding | None], lin
     while queue and len(seen) < MAX_CHAIN:
         name = queue.pop(0)
         found = binding(name)
-        if name in seen or found is None or found.expr is None:
+        if name in seen or found is None or not found.written:
             continue
         seen.add(name)
         statement, value = step(found)
         lines.append(f"- {code(statement)} = {value} ({line_of(found)})")
-        queue += [n for n in names_used(found.expr) if n not in seen]
+        queue += [n for n in names_defining(found) if n not in seen]
     return lines
 
 
@@ -247,12 +221,12 @@ def derivation_at(analysis: DocumentAnalysis, offset: int) -> str | None:
 
     Its headline is the value as the inlay shows it (after ``-> unit`` and unit inference).
     """
-    result = values_index(analysis).first_holding(offset, _has_expr)
-    if result is None or result.expr is None:
+    result = values_index(analysis).first_holding(offset, _written)
+    expr = value_expression(analysis, result) if result is not None else None
+    if result is None or expr is None:
         return None
-    expr = shift_tree(result.expr, result.shift)
     title = analysis.text[result.span.start : result.span.end]
-    if result.inline and (role := _ROLE.match(title)) is not None:
+    if result.inline and (role := ROLE.match(title)) is not None:
         title = role.group(2)
     return _derive(analysis, expr, result.span.start, title, *_headline(result))
 
@@ -261,7 +235,7 @@ def check_derivation(analysis: DocumentAnalysis, check: CheckResult) -> str | No
     """How a check's computed side was derived (shown under its verdict), or None if it was not evaluated."""
     if check.computed is None:
         return None
-    expr = _computed_side(analysis, check)
+    expr = computed_side(analysis, check)
     if expr is None:
         return None
     title = analysis.text[expr.span.start : expr.span.end]
@@ -320,28 +294,5 @@ def _scope(analysis: DocumentAnalysis, start: int, expr: ast.Expr) -> VisibleSco
     return VisibleScope(analysis, start, resolved)
 
 
-def _has_expr(value: ValueResult) -> bool:
-    return value.expr is not None
-
-
-def _computed_side(analysis: DocumentAnalysis, check: CheckResult) -> ast.Expr | None:
-    """The expression a check computed, parsed again from the text (None if it cannot be read)."""
-    registry = default_registry()
-
-    def is_unit(spelling: str) -> bool:
-        return spelling in registry
-
-    if check.kind == CheckKind.CALC:
-        tokens, problems = tokenize(analysis.text[check.span.start : check.span.end], check.span.start)
-        statements, _errors = parse_statements(tokens, is_unit)
-        found = statements[0] if len(statements) == 1 else None
-        return found.left if isinstance(found, ast.Check) and not problems else None
-    if check.kind == CheckKind.CODE and check.left is not None:
-        text, base = check.left, check.span.start
-    elif check.kind == CheckKind.CLAIM and (marker := _MARKER.match(analysis.text, check.span.end)) is not None:
-        text, base = marker.group(1), marker.start(1)
-    else:
-        return None
-    tokens, problems = tokenize(text, base)
-    expr, _tolerance, problem = parse_claim_expression(tokens, is_unit)
-    return None if problems or problem else expr
+def _written(value: ValueResult) -> bool:
+    return value.written

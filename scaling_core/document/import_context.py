@@ -105,7 +105,7 @@ def share_analysis(analysis: DocumentAnalysis, text: str, config: Config, contex
         return
     exports = analysis.exports
     stamped = [binding for binding in analysis.bindings
-               if binding.fingerprint is not None and binding.expr is not None and exports.get(binding.name) is binding]  # fmt: skip
+               if binding.fingerprint is not None and binding.written and exports.get(binding.name) is binding]  # fmt: skip
     if stamped:  # its own definitions, as an analysis without a region cache makes them (``interpret.py``)
         exports = dict(exports)
         for binding in stamped:

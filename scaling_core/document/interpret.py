@@ -197,11 +197,11 @@ class Interpreter(Checking):
                 value, display_as = self.value_and_display(statement.expr, statement.convert)
                 self.define(statement.name, value, statement.name_span, statement.expr)
                 out.values.append(
-                    ValueResult(statement.span, display_as, _quantity(value), statement.name, expr=statement.expr)
+                    ValueResult(statement.span, display_as, _quantity(value), statement.name, written=True)
                 )
             elif isinstance(statement, ast.Show):
                 value, display_as = self.value_and_display(statement.expr, statement.convert)
-                out.values.append(ValueResult(statement.span, display_as, _quantity(value), None, expr=statement.expr))
+                out.values.append(ValueResult(statement.span, display_as, _quantity(value), None, written=True))
             else:
                 self.check_calc(statement)
         except EvaluationError as failure:
@@ -238,7 +238,7 @@ class Interpreter(Checking):
         """Define ``name`` in the current scope (hint N008 if it is already defined there)."""
         source = self.source(expr.span) if expr is not None else ""
         stamp = fingerprint(value) if self.stamp_bindings else None
-        binding = Binding(name, value, span, self.path, expr, source, stamp)
+        binding = Binding(name, value, span, self.path, expr is not None, source, stamp)
         hint = self.region_scope.bind(binding)
         if hint is not None:
             self.out.diagnostics.append(hint)
@@ -293,7 +293,7 @@ class Interpreter(Checking):
         values = self.out.values
         if values and values[-1].span == statements[0].span:
             last = values.pop()
-            values.append(ValueResult(region.span, last.display_as, last.quantity, None, True, last.expr))
+            values.append(ValueResult(region.span, last.display_as, last.quantity, None, True, last.written))
         del self.evaluator.hints[hints_before:]
 
 

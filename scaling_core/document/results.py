@@ -9,7 +9,6 @@ from enum import StrEnum
 from scaling_core.diagnostics import Diagnostic
 from scaling_core.document.segments import Segments
 from scaling_core.document.sorted_on_read import SortedOnRead
-from scaling_core.expr.syntax import Expr
 from scaling_core.expr.values import Record, Value
 from scaling_core.records import record
 from scaling_core.text import LineIndex, Span, holding
@@ -74,9 +73,10 @@ class Binding:
     value: Value
     span: Span
     path: str
-    #: The defining expression (None for imported or built-in values).
-    expr: Expr | None = None
-    #: Its text as written.
+    #: Whether it is defined by an expression written in a calc statement (``source``; a derivation reads it
+    #: again, ``written.py``); False for a Python function's.  An imported definition keeps its own.
+    written: bool = False
+    #: Its expression's text as written.
     source: str = ""
     #: A hashable stand-in for the value (equal fingerprints, equal values).
     fingerprint: object = None
@@ -102,10 +102,9 @@ class ValueResult(_FormattedOnce):
     quantity: Quantity | None
     name: str | None
     inline: bool = False
-    #: The expression shown (for derivations).
-    expr: Expr | None = None
-    #: How far the text moved since ``expr`` was parsed (reused results keep their tree).
-    shift: int = 0
+    #: Whether it shows an expression written at ``span`` (a calc statement's, a role's): a derivation reads it
+    #: again there (``written.py``).
+    written: bool = False
 
     @property
     def display(self) -> str:

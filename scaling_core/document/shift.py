@@ -11,9 +11,8 @@ instead of :func:`dataclasses.replace`.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 from itertools import repeat
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from scaling_core.diagnostics import Diagnostic, Fix, Related
 from scaling_core.document.pieces import CalcPiece
@@ -74,10 +73,10 @@ _object_new = object.__new__
 
 
 def move_value(delta: int, value: ValueResult) -> ValueResult:
-    """A replayed value moved by ``delta`` (its tree keeps its spans; ``shift`` records how far)."""
+    """A replayed value moved by ``delta``."""
     span = value.span
     return ValueResult(new_span(Span, (span[0] + delta, span[1] + delta)), value.display_as, value.quantity,
-                       value.name, value.inline, value.expr, value.shift + delta)  # fmt: skip
+                       value.name, value.inline, value.written)  # fmt: skip
 
 
 def move_reference(delta: int, recorded: tuple[Reference, Binding | None]) -> Reference:
@@ -110,38 +109,8 @@ def move_each(moves: Iterable[tuple[Binding, int]], further: int = 0) -> list[Bi
             continue
         span = binding.span
         moved.append(Binding(binding.name, binding.value, new_span(Span, (span[0] + delta, span[1] + delta)),
-                             binding.path, binding.expr, binding.source, binding.fingerprint))  # fmt: skip
+                             binding.path, binding.written, binding.source, binding.fingerprint))  # fmt: skip
     return moved
-
-
-def shift_tree(node: Any, delta: int) -> Any:
-    """A syntax tree with every span moved by ``delta`` (for derivations of reused values).
-
-    Iterative (an explicit stack): a flat chain of 5,000 terms nests 5,000 deep.
-    """
-    if delta == 0 or node is None:
-        return node
-    done: list[Any] = []  # moved children, the last on top
-    work: list[tuple[bool, Any]] = [(False, node)]  # (False, a node to move) or (True, a node to rebuild)
-    while work:
-        rebuild, item = work.pop()
-        if rebuild:
-            count = len(item) if isinstance(item, tuple) else len(item.__dataclass_fields__)
-            parts = done[len(done) - count :]
-            del done[len(done) - count :]
-            if isinstance(item, tuple):
-                done.append(tuple(parts))
-            else:
-                done.append(replace(item, **dict(zip(item.__dataclass_fields__, parts))))
-        elif isinstance(item, Span):  # before tuple: a Span is a tuple
-            done.append(shift_span(item, delta))
-        elif isinstance(item, tuple) or hasattr(item, "__dataclass_fields__"):
-            children = item if isinstance(item, tuple) else [getattr(item, n) for n in item.__dataclass_fields__]
-            work.append((True, item))
-            work.extend((False, child) for child in reversed(children))
-        else:
-            done.append(item)
-    return done[0]
 
 
 # -- a chunk's scan ----------------------------------------------------------------

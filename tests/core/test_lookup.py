@@ -72,8 +72,8 @@ def test_what_holds_each_offset_is_what_a_scan_finds() -> None:
         for offset in range(0, len(text) + 1, 3):
             for index, items in kinds:
                 assert index.first_holding(offset) is scan_holding(items, offset)
-            expr = lookup.values_index(analysis).first_holding(offset, lambda v: v.expr is not None)
-            assert expr is scan_holding(analysis.values, offset, lambda v: v.expr is not None)
+            expr = lookup.values_index(analysis).first_holding(offset, lambda v: v.written)
+            assert expr is scan_holding(analysis.values, offset, lambda v: v.written)
         for start in range(0, len(text), 97):
             window = [v for v in analysis.values if start <= v.span.end <= start + 500]
             assert lookup.values_index(analysis).ending_between(start, start + 500) == window
@@ -130,7 +130,7 @@ def test_the_definitions_visible_at_an_offset_are_what_a_scan_builds() -> None:
     for text in (BOOK, PROBLEMS, forward(300)):
         analysis = analyze_document(text, "x.md")
         for value in analysis.values:
-            if value.expr is None:
+            if not value.written:
                 continue
             low, high = value.span.start, value.span.end
             overrides: dict[str, Binding] = {}

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from bench.corpus import book_like, dense
 from scaling_core import DocumentAnalysis, analyze_document
+from scaling_core.document.written import value_expression
 from scaling_core.expr import parse_memo
 from scaling_core.expr import syntax as ast
 from scaling_core.expr.lexer import tokenize
@@ -65,12 +66,13 @@ t ≈ 0.01 us ± 5%
 
 
 def full(analysis: DocumentAnalysis) -> tuple:
-    """What :func:`observable` compares, with each value's syntax tree and each check's left name."""
+    """What :func:`observable` compares, with each value's expression (read again where it is written) and each
+    check's left name."""
     seen = list(observable(analysis))
     seen[4] = [(*binding[:3], _no_id(binding[3])) for binding in seen[4]]
     return (
         seen,
-        [v.expr for v in analysis.values],
+        [value_expression(analysis, v) for v in analysis.values],
         [(c.span, c.left) for c in analysis.checks],
     )
 
