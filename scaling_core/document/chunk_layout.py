@@ -3,9 +3,9 @@
 Cutting a draft into chunks (``chunks.split_chunks``) reads all of it, and
 each chunk's text is then cut out, hashed and looked up in the chunk cache:
 on 10,000 lines, ~1,400 chunks on every keystroke.  The previous extraction's
-chunks (where each started, its text, its scan) tell what did not change: the
-chunks the new text starts with, and those it ends with (moved by the change
-in length).  Only the text between is cut again, from a chunk start before
+chunks (where each started in the text it read, its key, its scan) tell what
+did not change: the chunks the new text starts with, and those it ends with
+(moved by the change in length).  Only the text between is cut again, from a chunk start before
 the edit, and cutting stops where a new chunk starts where an old one of the
 unchanged end starts: from there on the text, the cuts and so the chunks are
 the old ones, moved.
@@ -32,13 +32,24 @@ _MARGIN = 64
 
 @dataclass(slots=True, eq=False)
 class ChunkLayout:
-    """The chunks an extraction read, in order: where each starts, its text and its scan."""
+    """The chunks an extraction read, in order: where each starts in ``text``, its key in the chunk cache (the
+    hash of its text) and its scan."""
 
     starts: list[int]
-    texts: list[str]
+    keys: list[int]
     scans: list[ChunkScan]
-    #: The length of the text they tile.
-    length: int
+    #: The text they tile (the draft's string itself: chunks are not copied out of it to be kept).
+    text: str
+
+    @property
+    def length(self) -> int:
+        """The length of the text they tile."""
+        return len(self.text)
+
+    def chunk(self, index: int) -> str:
+        """The text of the ``index``-th chunk."""
+        starts = self.starts
+        return self.text[starts[index] : starts[index + 1] if index + 1 < len(starts) else len(self.text)]
 
 
 @dataclass(slots=True, eq=False)
@@ -69,16 +80,16 @@ def reuse(text: str, layout: ChunkLayout) -> Reuse | None:
     """What ``text`` keeps of ``layout``'s chunks, or None when it must be cut whole (see the module docstring)."""
     if "\r" in text or chunk_scale(len(text)) != chunk_scale(layout.length):
         return None
-    starts, texts = layout.starts, layout.texts
+    starts, chunk = layout.starts, layout.chunk
     count = len(starts)
     same = 0
-    while same < count and text.startswith(texts[same], starts[same]):
+    while same < count and text.startswith(chunk(same), starts[same]):
         same += 1
     limit = starts[same] if same < count else layout.length  # where the unchanged start ends (in both texts)
     delta = len(text) - layout.length
     tail = count
     while tail > same and starts[tail - 1] >= limit and starts[tail - 1] + delta >= limit:
-        if not text.startswith(texts[tail - 1], starts[tail - 1] + delta):
+        if not text.startswith(chunk(tail - 1), starts[tail - 1] + delta):
             break
         tail -= 1
     # Restart at the start of the chunk before the last one starting _MARGIN or more before the change (or at

@@ -324,11 +324,11 @@ def extract(
         return finalize([scan := _Extractor(text, index).run()], text, index, [(0, scan)])
     layout = _read_chunks(text, cache, check_stop)
     scans, chunks, walked = [], [], []
-    for start, chunk, scan in zip(layout.starts, layout.texts, layout.scans):
+    for number, (start, key, scan) in enumerate(zip(layout.starts, layout.keys, layout.scans)):
         if _marked(scan):  # the rest of a scan is only its regions, placed when the driver asks
-            scans.append(cache.placed(chunk, start, scan))
+            scans.append(cache.placed(key, start, scan))
         chunks.append((start, scan))
-        pieces = cache.pieces.walked(chunk, scan, cache.fresh) if long_calc_block(scan) else None
+        pieces = cache.pieces.walked(layout.chunk(number), scan, cache.fresh) if long_calc_block(scan) else None
         if pieces is None:
             walked.append((start, scan))
         else:
@@ -343,12 +343,12 @@ def _read_chunks(text: str, cache: ChunkCache, check_stop: Callable[[], None] | 
     (``chunk_layout.py``), the others cut and looked up in ``cache`` or scanned."""
     kept = reuse(text, cache.layout) if cache.layout is not None else None
     if kept is None:
-        layout, start, cuts = ChunkLayout([], [], [], len(text)), 0, iter([end for _s, end in split_chunks(text)])
+        layout, start, cuts = ChunkLayout([], [], [], text), 0, iter([end for _s, end in split_chunks(text)])
     else:
         old, head = kept.layout, kept.head
-        layout = ChunkLayout(old.starts[:head], old.texts[:head], old.scans[:head], len(text))
-        for chunk, scan in zip(layout.texts, layout.scans):
-            cache.keep(chunk, scan)
+        layout = ChunkLayout(old.starts[:head], old.keys[:head], old.scans[:head], text)
+        for begin, key, scan in zip(layout.starts, layout.keys, layout.scans):
+            cache.keep(key, text, begin, scan)
         start = kept.start
         cuts = cuts_after(text, start)
     while start < len(text):
@@ -358,18 +358,19 @@ def _read_chunks(text: str, cache: ChunkCache, check_stop: Callable[[], None] | 
         begin = start
         while True:
             end = next(cuts)
-            chunk = text[begin:end]
-            found = cache.get(chunk)
+            chunk = text[begin:end]  # cut out to be hashed and scanned, then dropped: the cache keeps ``text``
+            found = cache.get(chunk, text, begin)
+            key = hash(chunk)
             if found is None:
                 if check_stop is not None:
                     check_stop()
                 found = scan_chunk(chunk)
-                cache.put(chunk, found)
+                cache.put(key, text, begin, found)
             scan = found
             if not scan.open_at_end or end == len(text):
                 break  # otherwise the open block runs on: merge with the next chunk
         layout.starts.append(begin)
-        layout.texts.append(chunk)
+        layout.keys.append(key)
         layout.scans.append(scan)
         start = end
     cache.layout = layout
@@ -378,12 +379,13 @@ def _read_chunks(text: str, cache: ChunkCache, check_stop: Callable[[], None] | 
 
 def _keep_end(layout: ChunkLayout, kept: Reuse, first: int, cache: ChunkCache) -> None:
     """Add the old chunks from ``first`` on, ``kept.delta`` further on."""
-    old, delta = kept.layout, kept.delta
-    layout.starts += [start + delta for start in old.starts[first:]] if delta else old.starts[first:]
-    layout.texts += old.texts[first:]
+    old, delta, text = kept.layout, kept.delta, layout.text
+    starts = [start + delta for start in old.starts[first:]] if delta else old.starts[first:]
+    layout.starts += starts
+    layout.keys += old.keys[first:]
     layout.scans += old.scans[first:]
-    for chunk, scan in zip(old.texts[first:], old.scans[first:]):
-        cache.keep(chunk, scan)
+    for start, key, scan in zip(starts, old.keys[first:], old.scans[first:]):
+        cache.keep(key, text, start, scan)
 
 
 def _marked(scan: ChunkScan) -> bool:

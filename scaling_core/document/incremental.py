@@ -48,13 +48,19 @@ _IDENTIFIER = re.compile(IDENTIFIER)  # the lexer's own rule, so no name a regio
 
 
 class ChunkCache:
-    """Chunk scans of the previous version (keeps only what the latest extraction used)."""
+    """Chunk scans of the previous version (keeps only what the latest extraction used).
+
+    A chunk is looked up by its text's hash and confirmed against the text it was read in (kept by reference:
+    the draft's own string, not a copy of each chunk, which doubled a long draft's text in memory).
+    """
 
     def __init__(self) -> None:
-        self._entries: dict[str, ChunkScan] = {}
-        self._next: dict[str, ChunkScan] = {}
-        #: The last absolute placement of each chunk: (start, scan shifted there, without its regions).
-        self._placed: dict[str, tuple[int, ChunkScan]] = {}
+        #: Each chunk's scan, by the hash of its text: (the text it was read in, where it starts there, scan).
+        self._entries: dict[int, tuple[str, int, ChunkScan]] = {}
+        self._next: dict[int, tuple[str, int, ChunkScan]] = {}
+        #: The last absolute placement of each chunk, by its key: (start, scan shifted there without its
+        #: regions, the scan shifted).
+        self._placed: dict[int, tuple[int, ChunkScan, ChunkScan]] = {}
         #: Regions placed in the latest extractions, by (scan, start): (scan, regions).
         self._regions: dict[tuple[int, int], tuple[ChunkScan, list[Region]]] = {}
         self._next_regions: dict[tuple[int, int], tuple[ChunkScan, list[Region]]] = {}
@@ -88,36 +94,40 @@ class ChunkCache:
         self._regions.update(self._next_regions)
         self._next_regions = {}
 
-    def get(self, chunk: str) -> ChunkScan | None:
-        """A previous scan of an identical chunk."""
-        found = self._entries.get(chunk)
-        if found is not None:
-            self._next[chunk] = found
-            self.reused += 1
-        return found
+    def get(self, chunk: str, text: str, start: int) -> ChunkScan | None:
+        """A previous scan of a chunk with the same text as ``chunk`` (which starts at ``start`` in ``text``)."""
+        key = hash(chunk)
+        found = self._entries.get(key)
+        if found is None or not found[0].startswith(chunk, found[1]):
+            return None
+        self._next[key] = (text, start, found[2])
+        self.reused += 1
+        return found[2]
 
-    def keep(self, chunk: str, scan: ChunkScan) -> None:
-        """Keep the scan of a chunk known unchanged (``chunk_layout.py``): reused, as :meth:`get` finds it."""
-        self._next[chunk] = scan
+    def keep(self, key: int, text: str, start: int, scan: ChunkScan) -> None:
+        """Keep the scan of a chunk known unchanged (``chunk_layout.py``), by its key: reused, as :meth:`get`
+        finds it."""
+        self._next[key] = (text, start, scan)
         self.reused += 1
 
-    def put(self, chunk: str, scan: ChunkScan) -> None:
-        """Remember a fresh scan."""
-        self._next[chunk] = scan
+    def put(self, key: int, text: str, start: int, scan: ChunkScan) -> None:
+        """Remember a fresh scan of the chunk of ``text`` at ``start`` (its key: the hash of its text)."""
+        self._next[key] = (text, start, scan)
         self.fresh.add(id(scan))
         self.parsed += 1
 
-    def placed(self, chunk: str, start: int, scan: ChunkScan) -> ChunkScan:
-        """``scan`` shifted to ``start`` without its regions, reusing the last placement when the chunk did not move.
+    def placed(self, key: int, start: int, scan: ChunkScan) -> ChunkScan:
+        """``scan`` (its chunk's key: ``key``) shifted to ``start`` without its regions, reusing the last placement
+        when the chunk did not move.
 
         Regions are placed only when asked (:meth:`placed_regions`): most
         chunks' regions are replayed as a whole without being looked at.
         """
-        previous = self._placed.get(chunk)
-        if previous is not None and previous[0] == start:
+        previous = self._placed.get(key)
+        if previous is not None and previous[0] == start and previous[2] is scan:
             return previous[1]
         shifted = shift_scan(scan, start, regions=False)
-        self._placed[chunk] = (start, shifted)
+        self._placed[key] = (start, shifted, scan)
         return shifted
 
     def placed_regions(self, start: int, scan: ChunkScan) -> list[Region]:
@@ -132,7 +142,7 @@ class ChunkCache:
     def end_placements(self, keep_regions: bool = True) -> None:
         """Forget placements of chunks the latest extraction did not use (and all placed regions if not
         ``keep_regions``)."""
-        self._placed = {chunk: self._placed[chunk] for chunk in self._entries if chunk in self._placed}
+        self._placed = {key: self._placed[key] for key in self._entries if key in self._placed}
         placed, self._next_regions = self._next_regions, {}
         self._regions = placed if keep_regions else {}
         if not keep_regions:  # one chunk's regions at a time: all at once held the interpreter lock 45 ms (20 MB)
