@@ -36,10 +36,11 @@ MAX_TEXT = 2_000
 read_code_span = chain.read_code_span
 #: Entries kept per kind of text (a 50 MB draft has millions of code spans).
 MAX_ENTRIES = 8_192
+#: Calc blocks kept: each holds a block's statements (~10 KB); 8,192 of them took ~40 MB at the peak of a
+#: 5 MB draft's first analysis, a fifth of it, for no measurable speed (the same block seldom repeats far apart).
+MAX_BLOCKS = 512
 #: Entries :func:`_forget` drops between two offers of the interpreter lock to another thread.
 FORGET_BETWEEN_YIELDS = 256
-#: Entries a full memo forgets at once, the oldest first.
-EVICTED = MAX_ENTRIES // 8
 
 #: A claim expression read: the lexer's problems, the expression, its tolerance, the parser's problem.
 Claim = tuple[list[Diagnostic], ast.Expr | None, ast.Tolerance | None, Diagnostic | None]
@@ -134,12 +135,13 @@ class ParseMemo:
             tokens, problems = tokenize_lines(text, lines, end, following=following, contiguous=contiguous)
             statements = (problems, *parse_statements(tokens, self.is_unit))
         if key is not None:
-            _keep(self._blocks, key, (first, statements))
+            _keep(self._blocks, key, (first, statements), MAX_BLOCKS)
         return statements
 
 
-def _keep(memo: dict[Any, Any], key: Any, entry: Any) -> None:
-    """Remember ``entry`` (not for a long text); a full memo forgets its oldest :data:`EVICTED` entries.
+def _keep(memo: dict[Any, Any], key: Any, entry: Any, limit: int | None = None) -> None:
+    """Remember ``entry`` (not for a long text); a memo holding ``limit`` entries (:data:`MAX_ENTRIES` by default)
+    forgets its oldest eighth first.
 
     One entry at a time, so that the interpreter lock can pass to another
     thread between them: clearing a full memo at once was one cascade of
@@ -148,8 +150,10 @@ def _keep(memo: dict[Any, Any], key: Any, entry: Any) -> None:
     """
     if isinstance(key, str) and len(key) > MAX_TEXT:
         return
-    if len(memo) >= MAX_ENTRIES:
-        _forget(memo, EVICTED)
+    if limit is None:
+        limit = MAX_ENTRIES
+    if len(memo) >= limit:
+        _forget(memo, max(1, limit // 8))
     memo[key] = entry
 
 

@@ -146,12 +146,16 @@ def test_a_moved_tree_is_the_tree_read_there() -> None:
 
 def test_a_full_memo_forgets_its_oldest_entries_and_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     memo: dict[str, int] = {}
-    monkeypatch.setattr(parse_memo, "MAX_ENTRIES", 8)
-    monkeypatch.setattr(parse_memo, "EVICTED", 3)
-    for number in range(10):
+    monkeypatch.setattr(parse_memo, "MAX_ENTRIES", 16)
+    monkeypatch.setattr(parse_memo, "MAX_BLOCKS", 8)  # calc blocks have a limit of their own
+    for number in range(18):
         parse_memo._keep(memo, f"text {number}", number)
-    # Full at the ninth: the three oldest went, one at a time; the tenth fitted.
-    assert list(memo) == [f"text {n}" for n in range(3, 10)]
+    # Full at the seventeenth: the two oldest (an eighth) went, one at a time; the eighteenth fitted.
+    assert list(memo) == [f"text {n}" for n in range(2, 18)]
+    blocks_memo: dict[tuple[int], int] = {}
+    for number in range(parse_memo.MAX_BLOCKS + 1):
+        parse_memo._keep(blocks_memo, (number,), number, parse_memo.MAX_BLOCKS)
+    assert len(blocks_memo) == parse_memo.MAX_BLOCKS * 7 // 8 + 1 and (0,) not in blocks_memo
     # A draft with far more distinct texts than the memo holds reads as without a memo.
     spans = "".join(f"`{n} * 2 = {n * 2}` and `{n} + 1 = {n + 1}`, again `{n} * 2 = {n * 2}`.\n\n" for n in range(40))
     blocks = "".join(f"```calc\nx{n} = {n} ms\nx{n} == {n} ms\n```\n\n" for n in range(40))
