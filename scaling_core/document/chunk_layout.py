@@ -21,6 +21,7 @@ with ``\\r`` line breaks, or edited in its front matter is cut whole.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from scaling_core.document.chunks import FRONT_MATTER_END, chunk_scale
@@ -80,18 +81,19 @@ def reuse(text: str, layout: ChunkLayout) -> Reuse | None:
     """What ``text`` keeps of ``layout``'s chunks, or None when it must be cut whole (see the module docstring)."""
     if "\r" in text or chunk_scale(len(text)) != chunk_scale(layout.length):
         return None
-    starts, chunk = layout.starts, layout.chunk
+    starts, old = layout.starts, layout.text
     count = len(starts)
-    same = 0
-    while same < count and text.startswith(chunk(same), starts[same]):
-        same += 1
+
+    def same_at(first: int, last: int, shift: int) -> bool:  # chunks first..last-1 are in ``text``, ``shift`` on
+        begin = starts[first]
+        return text.startswith(old[begin : starts[last] if last < count else len(old)], begin + shift)
+
+    same = _longest_run(count, lambda first, last: same_at(first, last, 0))
     limit = starts[same] if same < count else layout.length  # where the unchanged start ends (in both texts)
     delta = len(text) - layout.length
-    tail = count
-    while tail > same and starts[tail - 1] >= limit and starts[tail - 1] + delta >= limit:
-        if not text.startswith(chunk(tail - 1), starts[tail - 1] + delta):
-            break
-        tail -= 1
+    # The unchanged end: chunks starting at ``limit`` or later, in both texts.
+    lowest = bisect.bisect_left(starts, max(limit, limit - delta), same)
+    tail = count - _longest_run(count - lowest, lambda first, last: same_at(count - last, count - first, delta))
     # Restart at the start of the chunk before the last one starting _MARGIN or more before the change (or at
     # the start of the text, where cutting from the start is cutting whole: only the unchanged end is kept).
     head = max(0, bisect.bisect_right(starts, limit - _MARGIN, 0, same) - 2)
@@ -100,3 +102,22 @@ def reuse(text: str, layout: ChunkLayout) -> Reuse | None:
         if head == 0 or closing is None or closing.end() > starts[head]:
             return None
     return Reuse(layout, head, tail, delta)
+
+
+def _longest_run(count: int, same: Callable[[int, int], bool]) -> int:
+    """The largest ``n <= count`` such that ``same(0, n)``, asked of runs of chunks that double while they
+    agree (``same(a, b)``: chunks ``a..b-1`` are unchanged, given that those before ``a`` are).
+
+    One comparison per run, not per chunk: a keystroke compares the text with a few long slices of the old
+    one (comparing each of the ~1,400 chunks of a 10,000-line dense draft in turn cost ~4% of its analysis).
+    """
+    done, step = 0, 1
+    while done < count:
+        end = min(done + step, count)
+        if same(done, end):
+            done, step = end, step * 2
+        elif step > 1:
+            step //= 2
+        else:
+            break
+    return done
