@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from sys import intern
 
 from scaling_core.expr.lexer import IDENTIFIER, MAGNITUDE_SUFFIXES, NUMBER, OPERATOR, OPERATORS, SUFFIX
 from scaling_core.expr.tokens import TokenKind
@@ -66,7 +67,8 @@ def line_pieces(line: str, base: int) -> list[Piece]:
             if kind is not None:
                 append((kind, word, new_span(Span, (pos, end)), True, 0.0))
             elif word.isascii() and word.isidentifier():  # the identifier pattern, on ASCII text
-                append((_NAME, word, new_span(Span, (pos, end)), True, 0.0))
+                # Interned: the trees' names and the references made from them share one string per name.
+                append((_NAME, intern(word), new_span(Span, (pos, end)), True, 0.0))
             elif word.isdigit() and word.isascii():  # an integer with no `_` and no magnitude suffix
                 append((_NUMBER, word, new_span(Span, (pos, end)), True, float(word)))
             elif _scan(word, pos, append) != end:
