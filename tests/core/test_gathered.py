@@ -194,3 +194,17 @@ def test_such_claims_between_claims_the_stretch_settles_keep_their_order() -> No
     assert statuses.count("skip") == 12  # each misspelt claim (unknown: not checked), in its place
     gathered = gathered_of(cache)
     assert settled_claims(gathered) >= 20 and any(isinstance(p, Deferral) for g in gathered for p in g.parts)
+
+
+def test_a_piece_keeps_its_items_offsets_and_targets_in_columns_and_reads_them_as_tuples() -> None:
+    from scaling_core.document.gathered import Placed
+
+    values, references = Placed(), Placed(targets=True)
+    values.add(("a", "b"), 3)
+    values.add(("c",), -2)
+    references.add(("r", "s"), 5, [0, "name"])
+    assert list(values) == [("a", 3), ("b", 3), ("c", -2)] and len(values) == 3 and values
+    assert values[1] == ("b", 3) and values[-1] == ("c", -2) and values[1:] == [("b", 3), ("c", -2)]
+    assert list(references) == [("r", 5, 0), ("s", 5, "name")] and references[0:1] == [("r", 5, 0)]
+    assert values.items == ["a", "b", "c"] and values.offsets == [3, 3, -2]
+    assert not Placed() and list(map(len, [values, references])) == [3, 2]
