@@ -218,3 +218,19 @@ def test_a_replayed_region_takes_the_problem_it_now_sits_in() -> None:
     incremental = analyze_document(after, "d.md", cache=cache)
     full = analyze_document(after, "d.md")
     assert [c.problem for c in incremental.checks] == [c.problem for c in full.checks]
+
+
+def test_a_region_key_keeps_the_text_the_names_memo_holds_not_a_second_copy() -> None:
+    from scaling_core.document.incremental import read_once
+
+    text = "".join(
+        f"## S{n}\n\n```calc\nx_{n} = {n} * 2\n```\n\nSo `x_{n} * 3 = {6 * n}` holds.\n\n" for n in range(40)
+    )
+    cache = RegionCache()
+    analyze_document(text, "keys.md", cache=cache)
+    sources = [key[1] for key in cache._entries if type(key[1]) is str]
+    assert len(sources) >= 80
+    # The driver reads each region's names from one slice of the draft and makes its key from another:
+    # the key holds the string the memo keeps (equal text, the same object), so each region's text is held once.
+    copies = [source.encode().decode() for source in sources]  # equal texts, other strings
+    assert all(copy is not source and read_once(copy)[0] is source for copy, source in zip(copies, sources))
