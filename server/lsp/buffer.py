@@ -21,15 +21,13 @@ import bisect
 import re
 
 from scaling_core.text import LineIndex
-from server.lsp.long_join import join_pieces
+from server.lsp.long_join import join_views
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 #: Line starts per block (a block is split at twice this).
 BLOCK = 1024
 #: Adjacent pieces shorter than this together are joined into one (typing makes many tiny pieces).
 _SMALL = 4096
-#: Characters per piece once the text has been joined: the next version joins these strings whole.
-CHUNK = 65_536
 
 
 class Lines:
@@ -108,11 +106,11 @@ class TextBuffer:
     A piece is a view ``(source, low, high)``: ``source[low:high]``, sliced only
     when the text is joined, so an edit never copies the parts it leaves alone
     (a keystroke after an analysis joined 20 MB would otherwise copy it again).
-    Joining also keeps the text as whole strings of about :data:`CHUNK`
-    characters, and the next version's pieces are views of those: joining that
-    version then copies the text once, where slicing a view of one long string
-    and joining the slices copied it twice (a 20 MB draft: 40 MB a copy, and
-    in the language server each copy's fresh memory cost ~100 ms of page faults).
+    Once joined, a version is one view of its whole text, and the next
+    version's pieces are views of that: joining it copies each view straight
+    from there (:func:`~server.lsp.long_join.join_views`), so the text is
+    copied once and held once.  Keeping the joined text again in strings of
+    64K characters, to join those whole, held a 20 MB draft twice (40 MB a copy).
     """
 
     __slots__ = ("_layout", "_text", "length", "_lines")
@@ -164,31 +162,20 @@ class TextBuffer:
         """The whole text (joined on first read)."""
         text = self._text
         if text is None:
-            pieces = self._layout[0]
-            if len(pieces) == 1 and pieces[0][1] == 0 and pieces[0][2] == len(pieces[0][0]):
-                text = pieces[0][0]
-            else:
-                chunks = _chunks(pieces)
-                text = join_pieces(chunks)  # a long text: the lock passes to the event loop between pieces
-                # The same text in whole strings, for the next version to view: an edit reading the
-                # layout on the event loop meanwhile sees the old one or this one, each whole.
-                self._layout = _whole(chunks)
+            text = join_views(self._layout[0])  # a long text: the lock is released while each view is copied
+            # An edit reading the layout on the event loop meanwhile sees the old one or this one, each whole.
+            self._layout = _layout([(text, 0, len(text))])
             self._text = text
         return text
 
     def ready_for_edits(self) -> None:
-        """Find the line starts, and lay a long text that is one string out in strings of :data:`CHUNK`
-        characters (one copy of it).
+        """Find the line starts.
 
         The language server calls this in the analysis thread when a draft is
-        opened, so its first keystroke neither finds every line start on the
-        event loop nor slices the opened text (joining that version then
-        copies whole chunks once, not the text twice).
+        opened, so its first keystroke does not find every line start on the
+        event loop.
         """
         self.lines  # noqa: B018 - found now, off the event loop
-        pieces = self._layout[0]
-        if len(pieces) == 1 and pieces[0][2] - pieces[0][1] > 2 * CHUNK:
-            self._layout = _whole(_chunks(pieces))
 
     def slice(self, start: int, end: int) -> str:
         """``text[start:end]``, without joining the whole text."""
@@ -279,39 +266,6 @@ def _layout(pieces: list[tuple[str, int, int]]) -> tuple[tuple[tuple[str, int, i
         total += high - low
         ends.append(total)
     return tuple(pieces), ends
-
-
-def _whole(chunks: list[str]) -> tuple[tuple[tuple[str, int, int], ...], list[int]]:
-    """The layout of ``chunks``, each a whole piece."""
-    return _layout([(chunk, 0, len(chunk)) for chunk in chunks])
-
-
-def _chunks(pieces: tuple[tuple[str, int, int], ...]) -> list[str]:
-    """The text of ``pieces`` as strings of about :data:`CHUNK` characters, reusing each whole one of that size.
-
-    Only views and strings far from that size are copied: after the first
-    join, a keystroke's version copies the chunk it edited, not the text.
-    """
-    chunks: list[str] = []
-    pending: list[str] = []
-    size = 0
-    for source, low, high in pieces:
-        if low == 0 and high == len(source) and CHUNK // 2 <= high <= 2 * CHUNK:
-            if pending:
-                chunks.append("".join(pending))
-                pending, size = [], 0
-            chunks.append(source)
-            continue
-        while low < high:
-            take = min(high - low, CHUNK - size)
-            pending.append(source[low : low + take])
-            low, size = low + take, size + take
-            if size >= CHUNK:
-                chunks.append("".join(pending))
-                pending, size = [], 0
-    if pending:
-        chunks.append("".join(pending))
-    return chunks
 
 
 def _size(piece: tuple[str, int, int]) -> int:

@@ -9,6 +9,9 @@ empty at its final size and kind (``PyUnicode_New``, the C API's constructor
 for a string to be filled) and copies each piece into it with
 ``ctypes.memmove``, which releases the lock for each copy; the page faults
 happen there, and the event loop gets the lock between pieces.
+:func:`join_views` does the same for views ``(source, low, high)`` of longer
+strings, copying each from where it lies: the next version of a draft is
+mostly views of the last one's text, copied once and never sliced first.
 
 This relies on CPython's compact string layout (the characters follow the
 object's header; their width is the string's kind: 1, 2 or 4 bytes) and on
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Sequence
 
 #: Texts shorter than this are joined with ``"".join`` (a 1 MB join holds the lock ~1 ms).
 LONG_TEXT = 1_000_000
@@ -42,35 +46,69 @@ def _header_sizes() -> tuple[int, int, int] | None:
 _HEADERS = _header_sizes()
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _WIDEN = {2: "utf-16-le", 4: "utf-32-le"}  # a narrower piece's characters at the string's width
+#: A string's class: 0 ASCII, 1 Latin-1 (one byte a character either way), 2 and 4 its bytes a character.
+#: What a view must hold to be of each class above 1 or 0, widest first.
+_BEYOND = ((4, _ASTRAL), (2, re.compile("[^\x00-\xff]")), (1, re.compile("[^\x00-\x7f]")))
+#: The largest character of each class: what ``PyUnicode_New`` is told, to lay the string out so.
+_LARGEST = {0: 0x7F, 1: 0xFF, 2: 0xFFFF, 4: 0x10FFFF}
 
 
 def join_pieces(pieces: list[str]) -> str:
     """``"".join(pieces)``; for a text of :data:`LONG_TEXT` characters or more, filled piece by piece with
     the lock released during each copy (see the module's docstring)."""
-    length = sum(map(len, pieces))
+    return join_views([(piece, 0, len(piece)) for piece in pieces])
+
+
+def join_views(views: Sequence[tuple[str, int, int]]) -> str:
+    """The text of ``views``, each ``(source, low, high)`` standing for ``source[low:high]``, joined.
+
+    A long text is copied from its sources as :func:`join_pieces` copies
+    pieces, each view straight from where it lies in its source: the
+    language server's next version of a draft is mostly views of the last
+    one, so the draft is copied once, never sliced first.  The result is laid
+    out at the narrowest width its characters need, as any string is: a view
+    of a wide source is only as wide as what it holds (looked for, from its
+    start, only where its width decides the result's).
+    """
+    length = sum(high - low for _source, low, high in views)
+    if len(views) == 1 and views[0][1] == 0 and views[0][2] == len(views[0][0]):
+        return views[0][0]
     if length < LONG_TEXT or _HEADERS is None:
-        return "".join(pieces)
-    kinds = [_kind(piece) for piece in pieces]
-    if 0 in kinds:
-        return "".join(pieces)
+        return "".join([source[low:high] for source, low, high in views])
+    classes: dict[int, int] = {}
+    for source, _low, _high in views:
+        if id(source) not in classes:
+            kind = _kind(source)
+            if kind == 0:
+                return "".join([source[low:high] for source, low, high in views])
+            classes[id(source)] = 0 if source.isascii() else kind
+    widest = max([classes[id(source)] for source, low, high in views if low == 0 and high == len(source)], default=0)
+    for source, low, high in sorted(views, key=lambda view: -classes[id(view[0])]):
+        for level, beyond in _BEYOND:
+            if widest < level <= classes[id(source)] and beyond.search(source, low, high):
+                widest = level
+                break
     import ctypes  # only for long texts: ~3 ms to import
 
-    kind = max(kinds)
-    all_ascii = all(piece.isascii() for piece in pieces)
+    kind = max(widest, 1)
     new = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_ssize_t, ctypes.c_uint32)(("PyUnicode_New", ctypes.pythonapi))
-    text: str = new(length, 0x7F if all_ascii else {1: 0xFF, 2: 0xFFFF, 4: 0x10FFFF}[kind])
+    text: str = new(length, _LARGEST[widest])
     ascii_header, other_header, bytes_header = _HEADERS
-    if sys.getsizeof(text) != (ascii_header if all_ascii else other_header) + (length + 1) * kind:
-        return "".join(pieces)  # not the layout this module knows
-    at = id(text) + (ascii_header if all_ascii else other_header)
-    for piece, piece_kind in zip(pieces, kinds):
-        if piece_kind == kind:
-            source = id(piece) + (ascii_header if piece.isascii() else other_header)
-            ctypes.memmove(at, source, len(piece) * kind)
+    if sys.getsizeof(text) != (ascii_header if widest == 0 else other_header) + (length + 1) * kind:
+        return "".join([source[low:high] for source, low, high in views])  # not the layout this module knows
+    at = id(text) + (ascii_header if widest == 0 else other_header)
+    for source, low, high in views:
+        source_kind = max(classes[id(source)], 1)
+        if source_kind != kind:  # narrower, or a wide source's view of narrow characters: read at its own width
+            source, low, high = source[low:high], 0, high - low
+            source_kind = _kind(source)
+        if source_kind == kind:
+            start = id(source) + (ascii_header if source.isascii() else other_header) + low * kind
+            ctypes.memmove(at, start, (high - low) * kind)
         else:
-            wide = piece.encode(_WIDEN[kind], "surrogatepass")  # a lone surrogate is a character like any other
+            wide = source.encode(_WIDEN[kind], "surrogatepass")  # a lone surrogate is a character like any other
             ctypes.memmove(at, id(wide) + bytes_header, len(wide))
-        at += len(piece) * kind
+        at += (high - low) * kind
     return text
 
 

@@ -74,6 +74,18 @@ class MarginProtocol(LanguageServerProtocol):
         if (user_handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
             yield user_handler, (params,), None
 
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):  # type: ignore[no-untyped-def]
+        """Hand the opened text to Margin's own document model only.
+
+        pygls's own handler also keeps the text in its workspace, where no
+        change ever reaches it (see :meth:`lsp_text_document__did_change`): a
+        stale second copy of every open draft until it is closed (a 20 MB
+        draft: 40 MB).
+        """
+        if (user_handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_OPEN)) is not None:
+            yield user_handler, (params,), None
+
     @lsp_method(types.SHUTDOWN)
     def lsp_shutdown(self, *args: Any):  # type: ignore[no-untyped-def]
         """pygls's shutdown: our handler, then every other pending handler cancelled, walking a copy of

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -40,8 +41,8 @@ def test_edits_give_the_text_and_lines_of_a_plain_string(
     start: str, edits: list[tuple[float, int, str]], joins: list[bool]
 ) -> None:
     # Small blocks and chunks: edits cross them; the text is joined (re-chunked) between some edits.
-    saved = buffer_module.BLOCK, buffer_module.CHUNK, buffer_module._SMALL, buffer_module.LINES_SLICE
-    buffer_module.BLOCK, buffer_module.CHUNK, buffer_module._SMALL, buffer_module.LINES_SLICE = 3, 4, 2, 3
+    saved = buffer_module.BLOCK, buffer_module._SMALL, buffer_module.LINES_SLICE
+    buffer_module.BLOCK, buffer_module._SMALL, buffer_module.LINES_SLICE = 3, 2, 3
     long_join.LONG_TEXT = 0  # joined as a long text is: piece by piece
     try:
         buffer, text = TextBuffer(start), start
@@ -57,7 +58,7 @@ def test_edits_give_the_text_and_lines_of_a_plain_string(
                 assert buffer.text == text and buffer.slice(0, len(text)) == text
         same(buffer, text)
     finally:
-        buffer_module.BLOCK, buffer_module.CHUNK, buffer_module._SMALL, buffer_module.LINES_SLICE = saved
+        buffer_module.BLOCK, buffer_module._SMALL, buffer_module.LINES_SLICE = saved
         long_join.LONG_TEXT = LONG_TEXT
 
 
@@ -134,26 +135,49 @@ def _joined_with_peak(buffer: TextBuffer) -> tuple[str, int]:
 
 
 def test_joining_a_version_after_a_joined_one_copies_the_text_once() -> None:
-    # The joined text is kept in chunks; the next version's join reuses them whole (a 20 MB draft:
-    # one 40 MB copy a keystroke, not two, each paying page faults for fresh memory).
+    # A joined version is one view of its text; the next version's join copies each of its views from there
+    # (a 20 MB draft: one 40 MB copy a keystroke, not two, each paying page faults for fresh memory).
     size = 13 * 800_000  # ~10 MB
     buffer = TextBuffer("line of text\n" * 800_000).replaced(4, 4, "x")
-    assert buffer.text.startswith("linex of text")  # the first join cuts the text into chunks
-    assert buffer.piece_count >= size // buffer_module.CHUNK
+    assert buffer.text.startswith("linex of text")
+    assert buffer.piece_count == 1  # held once: the joined text, not also a copy of it in pieces
     line = 400_000 * 13 + 1  # where line 400,000 starts, after the "x"
     text, peak = _joined_with_peak(buffer.replaced(line + 4, line + 4, "y"))
     assert len(text) == size + 2 and text[line : line + 14] == "liney of text\n"
-    assert peak < 1.2 * (size + 2)  # the text once (ASCII: a byte a character), plus a chunk or two
+    assert peak < 1.05 * (size + 2)  # the text once (ASCII: a byte a character)
 
 
-def test_an_opened_text_laid_out_in_chunks_is_copied_once_by_the_first_keystroke() -> None:
+def test_an_opened_text_is_copied_once_by_the_first_keystroke() -> None:
     size = 13 * 800_000
     opened = TextBuffer("line of text\n" * 800_000)
     opened.ready_for_edits()  # what the server does when a draft is opened, off the event loop
-    assert opened.joined and opened.piece_count >= size // buffer_module.CHUNK
+    assert opened.joined and opened.piece_count == 1
     text, peak = _joined_with_peak(opened.replaced(4, 4, "x"))
     assert text == "linex of text\n" + "line of text\n" * 799_999
-    assert peak < 1.2 * (size + 1)
-    short = TextBuffer("a\nb\n")
-    short.ready_for_edits()
-    assert short.piece_count == 1  # a short text stays one string
+    assert peak < 1.05 * (size + 1)
+
+
+def test_a_wide_drafts_next_version_is_as_narrow_as_its_characters() -> None:
+    # Views of a two-byte text that no longer hold its one wide character join to a one-byte string.
+    opened = TextBuffer("line of text\n" * 100_000 + "µs ≈ 3\n" + "line of text\n" * 100_000)
+    wide = 13 * 100_000 + 3  # where "≈" is
+    edited = opened.replaced(wide, wide + 1, "=")
+    text = edited.text
+    expected = opened.text[:wide] + "=" + opened.text[wide + 1 :]
+    assert text == expected and sys.getsizeof(text) == sys.getsizeof(expected) and not text.isascii()
+    plain = edited.replaced(wide - 3, wide - 2, "u").text  # "µ" (Latin-1) gone too: ASCII
+    assert plain.isascii() and sys.getsizeof(plain) == sys.getsizeof(plain.encode().decode())
+
+
+def test_the_server_holds_an_opened_drafts_text_in_its_own_model_only() -> None:
+    # pygls's own didOpen kept a copy in its workspace that no change reached: a stale second copy of each draft.
+    from pygls.workspace import Workspace
+
+    from server.lsp.app import create_server
+
+    server = create_server()
+    server.protocol._workspace = Workspace(None)  # as ``initialize`` makes it
+    item = types.TextDocumentItem("file:///tmp/held_once.md", "markdown", 1, "# Held once\n")
+    handlers = list(server.protocol.lsp_text_document__did_open(types.DidOpenTextDocumentParams(item)))
+    assert len(handlers) == 1 and handlers[0][0].func.__name__ == "did_open"  # Margin's handler still runs
+    assert server.workspace.text_documents == {}

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from server.lsp import long_join
-from server.lsp.long_join import join_pieces
+from server.lsp.long_join import join_pieces, join_views
 
 EXAMPLES = int(os.environ.get("MARGIN_HYPOTHESIS_EXAMPLES", "0"))
 #: Characters of every width a string can have: ASCII, Latin-1, two bytes (and lone surrogates), four bytes.
@@ -32,6 +32,28 @@ def test_the_joined_text_is_the_string_join_makes(pieces: list[str]) -> None:
     assert sys.getsizeof(joined) == sys.getsizeof(expected)  # the same width: a wider one would compare unequal
     assert joined.isascii() == expected.isascii() and {expected: 1}.get(joined) == 1
     assert [ord(c) for c in joined] == [ord(c) for c in expected]
+
+
+@settings(max_examples=EXAMPLES or 300, deadline=None)
+@given(PIECES, st.lists(st.tuples(st.integers(0, 7), st.integers(0, 12), st.integers(0, 12)), min_size=1, max_size=8))
+def test_views_of_strings_join_to_the_string_their_slices_make(
+    sources: list[str], cuts: list[tuple[int, int, int]]
+) -> None:
+    # A view of a wide source may hold only narrow characters: the result is as narrow as its characters.
+    views = [
+        (source, min(a, b, len(source)), min(max(a, b), len(source)))
+        for n, a, b in cuts
+        for source in [sources[n % len(sources)]]
+    ]
+    saved, long_join.LONG_TEXT = long_join.LONG_TEXT, 0  # every text takes the long path
+    try:
+        joined = join_views(views)
+    finally:
+        long_join.LONG_TEXT = saved
+    expected = "".join([source[low:high] for source, low, high in views])
+    assert joined == expected and hash(joined) == hash(expected)
+    assert sys.getsizeof(joined) == sys.getsizeof(expected)  # the same width: a wider one would compare unequal
+    assert joined.isascii() == expected.isascii() and {expected: 1}.get(joined) == 1
 
 
 MIXED = ["x" * 65_536] * 10 + ["é" * 65_536] * 5 + ["ā" * 1000, "😀" * 1000] + ["line\n" * 13_107] * 5
