@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from array import array
 
 from scaling_core.text import LineIndex
 from server.lsp.long_join import join_views
@@ -31,11 +32,15 @@ _SMALL = 4096
 
 
 class Lines:
-    """Line starts in blocks: ``bases[b] + blocks[b][i]`` is the start of line ``firsts[b] + i``."""
+    """Line starts in blocks: ``bases[b] + blocks[b][i]`` is the start of line ``firsts[b] + i``.
+
+    A block is an array of machine integers, 8 bytes a line: as a list of ints
+    it took ~36 (a 20 MB draft's 440,000 lines: 16 MB).
+    """
 
     __slots__ = ("blocks", "bases", "firsts")
 
-    def __init__(self, blocks: list[list[int]], bases: list[int]) -> None:
+    def __init__(self, blocks: list[array[int]], bases: list[int]) -> None:
         self.blocks, self.bases = blocks, bases
         firsts, count = [], 0
         for block in blocks:
@@ -49,7 +54,7 @@ class Lines:
         blocks, bases = [], []
         for at in range(0, len(starts), BLOCK):
             base = starts[at]
-            blocks.append([start - base for start in starts[at : at + BLOCK]])
+            blocks.append(array("q", [start - base for start in starts[at : at + BLOCK]]))
             bases.append(base)
         return cls(blocks, bases)
 

@@ -181,3 +181,17 @@ def test_the_server_holds_an_opened_drafts_text_in_its_own_model_only() -> None:
     handlers = list(server.protocol.lsp_text_document__did_open(types.DidOpenTextDocumentParams(item)))
     assert len(handlers) == 1 and handlers[0][0].func.__name__ == "did_open"  # Margin's handler still runs
     assert server.workspace.text_documents == {}
+
+
+def test_a_long_drafts_line_starts_take_8_bytes_a_line() -> None:
+    import tracemalloc
+
+    buffer = TextBuffer("line of text\n" * 800_000)
+    tracemalloc.start()
+    try:
+        lines = buffer.lines  # found now: 800,001 line starts
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert lines.count == 800_001 and lines.start(400_000) == 13 * 400_000
+    assert held < 9 * 800_001  # a list of ints held ~36 bytes a line (a 20 MB draft's: 16 MB)
