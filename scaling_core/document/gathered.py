@@ -49,7 +49,7 @@ from scaling_core.document.effects import Bounds, Effects, check_facts, region_b
 from scaling_core.document.forward import Waiting
 from scaling_core.document.regions import ChunkScan
 from scaling_core.document.results import Binding, CheckResult, Reference, ValueResult
-from scaling_core.document.shift import move_check, move_each, move_value, shift_diagnostic, shift_span
+from scaling_core.document.shift import move_check, move_each, move_value, shift_diagnostic
 from scaling_core.document.stretch_claims import imports_nothing, names_defined, settled_claims
 
 if TYPE_CHECKING:
@@ -381,7 +381,7 @@ def _place_reference(
 ) -> Reference:
     reference, at, target = item
     binding = placed[target] if type(target) is int else outside.get(target) if target is not None else None  # type: ignore[arg-type]
-    return Reference(shift_span(reference.span, at + delta), reference.name, binding)
+    return reference.moved(at + delta, binding)
 
 
 def _place(move: Callable[[int, _R], _R], delta: int, item: tuple[_R, int]) -> _R:

@@ -246,7 +246,7 @@ class Interpreter(Checking):
 
     def record_reference(self, node: ast.Name) -> None:
         """Remember which definition a name just looked up resolved to (the evaluator calls this after the lookup)."""
-        self.out.references.append(Reference(node.span, node.name, self.region_scope.found))
+        self.out.references.append(Reference.at(node.span, node.name, self.region_scope.found))
 
     def value_and_display(self, expr: ast.Expr, convert: ast.UnitExpr | None) -> tuple[Value, DisplayAs]:
         """A statement's value (converted after ``-> unit``) and how to display it."""

@@ -82,7 +82,7 @@ def move_value(delta: int, value: ValueResult) -> ValueResult:
 def move_reference(delta: int, recorded: tuple[Reference, Binding | None]) -> Reference:
     """A replayed reference moved by ``delta``, pointing at the binding it resolves to now."""
     reference, binding = recorded
-    return Reference(shift_span(reference.span, delta), reference.name, binding)
+    return reference.moved(delta, binding)
 
 
 def move_check(delta: int, check: CheckResult) -> CheckResult:

@@ -258,7 +258,7 @@ def test_a_part_added_with_bounds_that_do_not_fit_its_items_is_moved_whole() -> 
     from scaling_core.document.segments import Segments
     from scaling_core.text import Span
 
-    items = [Reference(Span(n * 10, n * 10 + 3), f"x{n}", None) for n in range(600)]
+    items = [Reference.at(Span(n * 10, n * 10 + 3), f"x{n}", None) for n in range(600)]
     segments: Segments[Reference] = Segments()
     segments.add_moved(items, lambda item: item, bounds=(0, ((0, 2_563),)))  # one pair: 256 items' bounds
     index = lookup.SpanIndex(segments)
