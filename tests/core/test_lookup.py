@@ -266,6 +266,20 @@ def test_a_part_added_with_bounds_that_do_not_fit_its_items_is_moved_whole() -> 
     assert index.ending_between(3_000, 3_013) == items[300:302]
 
 
+def test_a_reference_is_where_its_span_said_moved_or_not() -> None:
+    from scaling_core.document.results import Reference
+    from scaling_core.text import Span
+
+    plain = Reference.at(Span(40, 47), "flops_2", None)
+    assert plain.stop is None and plain.span == Span(40, 47)  # its end is its name's: not kept
+    read_from_math = Reference.at(Span(40, 52), "B", None)  # a span wider than its name is kept whole
+    assert read_from_math.span == Span(40, 52)
+    assert plain.moved(-5, None).span == Span(35, 42) and read_from_math.moved(8, None).span == Span(48, 60)
+    text = "# T\n\n```calc\nflops_2 = 3\nt = flops_2 * 2\n```\n\nIt is 6<!-- = t * 1 -->.\n"
+    found = analyze_document(text, "r.md").references
+    assert [(r.name, text[r.span.start : r.span.end]) for r in found] == [("flops_2", "flops_2"), ("t", "t")]
+
+
 def test_a_plain_list_is_indexed_as_a_list_once_lists_were_seen_as_sequences() -> None:
     # Compiled (mypyc), Segments and SortedOnRead share the ABC cache of ``Sequence``: once a list has been
     # checked to be a Sequence, ``isinstance(a_list, SortedOnRead)`` says yes (CI's compiled run).
