@@ -30,7 +30,12 @@ from scaling_core.document.analysis import ImportContext
 from scaling_core.document.imports import ImportMemo
 from scaling_core.document.incremental import RegionCache
 from server.analysis.runner import AnalysisRunner, runner_for
-from server.collector import collector_held_for_analysis, keep_large_blocks, release_in_background
+from server.collector import (
+    collector_held_for_analysis,
+    hand_back_free_memory,
+    keep_large_blocks,
+    release_in_background,
+)
 from server.lsp.documents import Document, ImportReaders, OpenDocuments, OpenTexts
 from server.lsp.query_cache import QueryCache
 from server.lsp.scheduling import BudgetStops, LaterRelease, WorkerQueue
@@ -235,6 +240,8 @@ class State:
             self.queries.coverage(uri, analysis)  # the published diagnostics need it: computed here, off the event loop
         if analysis is not None and self._prepare is not None and self.documents.get(uri) is document:
             prepared = self._prepare(document, analysis)
+        if document.buffer.length >= RELEASE_IN_BACKGROUND_FROM:
+            hand_back_free_memory()  # what the analysis freed (its text's old version, its scratch) goes back
         return analysis, prepared, failure
 
     # -- scheduling ----------------------------------------------------------
