@@ -133,10 +133,10 @@ class InlineScanner:
             stripped = content.strip(" ")
             if stripped and "\n" not in content and "\r" not in content:
                 role = start >= 6 and chunk.startswith("{calc}", start - 6)  # O(1): paragraphs can be long
-                content_start = base + opened + len(content) - len(content.lstrip(" "))
+                begin = start - 6 if role else start
                 span = CodeSpanRegion(
-                    new_span(Span, (base + start - (6 if role else 0), base + after)),
-                    new_span(Span, (content_start, content_start + len(stripped))),
+                    new_span(Span, (base + begin, base + after)),
+                    opened + len(content) - len(content.lstrip(" ")) - begin,
                     stripped,
                     role,
                 )

@@ -90,11 +90,7 @@ def find_math(chunk: str, base: int) -> list[MathRegion]:
         if not content.strip():
             continue
         end = closing + (1 if opener.group() == "$" else 2)
-        found.append(
-            MathRegion(
-                new_span(Span, (base + start, base + end)), new_span(Span, (base + position, base + closing)), content
-            )
-        )
+        found.append(MathRegion(new_span(Span, (base + start, base + end)), position - start, content))
         position = end
     return found
 

@@ -118,9 +118,7 @@ def shift_region(region: Region | PythonRegion, delta: int) -> Region | PythonRe
     """A region found in a chunk, moved by ``delta``."""
     # Positional constructors and exact type tests: this runs for every region after a keystroke.
     if type(region) is CodeSpanRegion:
-        return CodeSpanRegion(
-            shift_span(region.span, delta), shift_span(region.content_span, delta), region.text, region.role
-        )
+        return CodeSpanRegion(shift_span(region.span, delta), region.content_offset, region.text, region.role)
     if type(region) is CalcRegion:
         lines = tuple([(offset + delta, text) for offset, text in region.lines])
         return CalcRegion(shift_span(region.span, delta), lines, region.hidden)
@@ -134,7 +132,7 @@ def shift_region(region: Region | PythonRegion, delta: int) -> Region | PythonRe
                            shift_span(region.op_span, delta), region.expr_text, region.expr_offset + delta,
                            shift_span(region.marker_span, delta))  # fmt: skip
     if type(region) is MathRegion:
-        return MathRegion(shift_span(region.span, delta), shift_span(region.content_span, delta), region.text)
+        return MathRegion(shift_span(region.span, delta), region.content_offset, region.text)
     assert type(region) is PythonRegion
     return PythonRegion(shift_span(region.span, delta), shift_span(region.info_span, delta))
 
