@@ -82,7 +82,7 @@ RELEASE_WIDE = 16
 _CONTAINERS = (list, tuple, dict, set, frozenset)
 
 
-def release_in_background(box: list[object]) -> None:
+def release_in_background(box: list[object], hand_back: bool = False) -> None:
     """Free the one object in ``box`` from a thread of its own, a little at a time.
 
     Freeing a 20 MB draft's analysis at once is one uninterrupted cascade of
@@ -102,12 +102,13 @@ def release_in_background(box: list[object]) -> None:
     ~0.7 M objects, ~1.5 s of the thread, longest wait ~50 ms).  Nothing
     shared is changed: an object something else still holds is only let go
     of, never walked into.  The caller passes its last reference in
-    ``box`` and keeps none.
+    ``box`` and keeps none.  With ``hand_back``, the thread then gives the
+    system back what the C library holds free (:func:`hand_back_free_memory`).
     """
-    threading.Thread(target=_release, args=(box,), name="margin-release", daemon=True).start()
+    threading.Thread(target=_release, args=(box, hand_back), name="margin-release", daemon=True).start()
 
 
-def _release(box: list[object]) -> None:
+def _release(box: list[object], hand_back: bool) -> None:
     work: list[tuple[object, int]] = [(box.pop(), 0)]
     while work:
         item, depth = work.pop()
@@ -126,7 +127,8 @@ def _release(box: list[object]) -> None:
         elif depth < RELEASE_DEPTH and gc.is_tracked(item):
             work += [(part, depth + 1) for part in gc.get_referents(item)]
         del item  # freed now: what it held was taken out first (or is small)
-    hand_back_free_memory()
+    if hand_back:
+        hand_back_free_memory()
 
 
 def keep_large_blocks() -> None:
@@ -141,8 +143,8 @@ def keep_large_blocks() -> None:
     frees) half the joins of twelve keystrokes took 5-10 ms, the others still
     came in a new heap's fresh pages (31-54 ms before, in one pair of runs).
     The process keeps the freed blocks (up to ~70 MB more on that draft) until
-    :func:`hand_back_free_memory`, which the server calls once each analysis
-    is done (a join's page faults no longer hold the lock: ``long_join``).
+    :func:`hand_back_free_memory`, which the server calls once a replaced
+    analysis is freed (a join's page faults no longer hold the lock: ``long_join``).
     The language server calls this for a draft of a million characters or
     more; elsewhere than glibc it does nothing.
     """
@@ -166,11 +168,14 @@ def hand_back_free_memory() -> None:
     Freed memory stays the process's: at the top of a heap up to the trim
     threshold (:func:`keep_large_blocks` raises it), and inside heaps and the
     arenas of other threads (the analysis thread's, the one that decoded a
-    long ``didOpen``) always.  The language server calls this after each
-    analysis of a draft of a million characters or more, and after freeing a
-    replaced one: a 20 MB draft's server held 543 MB once opened and 628 MB
-    after 100 keystrokes, 517 and 600 MB so (a call takes 1-4 ms, the
-    interpreter lock released).
+    long ``didOpen``) always.  The language server calls this after the first
+    analysis of a draft of ``HAND_BACK_FROM`` characters or more (5 million),
+    and after freeing a replaced one in the background (never on the way
+    from a keystroke to its diagnostics): a 20 MB draft's server held 543 MB
+    once opened and 628 MB after 100 keystrokes, 517 and 600 MB so (a call
+    takes 1-4 ms, the interpreter lock released).  The pages handed back are
+    faulted in again by the next analysis: on a 1.2 MB draft (116 MB held
+    either way, within the budget) typing to diagnostics took ~1 ms longer.
     """
     global _trim
     if _trim is None:

@@ -48,6 +48,10 @@ log = logging.getLogger(__name__)
 #: region cache) freed off the event loop (10,000 lines, ~450,000 characters: ~3 ms to free at once; 20 MB:
 #: ~150 ms for an analysis, 0.63-0.68 s for a closed draft's results).
 RELEASE_IN_BACKGROUND_FROM = 1_000_000
+#: Characters from which the server hands free memory back to the system after an analysis (``collector.
+#: hand_back_free_memory``): shorter drafts are held within the memory budget, and faulting the pages in
+#: again cost their keystrokes ~1 ms.
+HAND_BACK_FROM = 5_000_000
 #: Test hook (docs/security.md): the analysis of a document whose text contains this value raises.
 FAULT_HOOK = "MARGIN_TEST_FAIL_ANALYSIS"
 
@@ -177,6 +181,7 @@ class State:
             self.caches.pop(uri, None)
             if self._loop is not None:
                 self._loop.call_soon_threadsafe(self.measurements_changed, uri)
+        opening = uri not in self.caches  # its first analysis (after a replaced one, the release hands memory back)
         cache = self.caches.setdefault(document.uri, RegionCache())
         context = ImportContext(self.loader, trusted=self.background_code(), memo=self.import_memo,
                                 measurements=self.measurements, share=self.readers.is_read(document.path))  # fmt: skip
@@ -195,6 +200,8 @@ class State:
             self.cancelled += 1
             return None
         self.readers.record(uri, context.read())
+        if opening and document.buffer.length >= HAND_BACK_FROM:
+            hand_back_free_memory()  # what the first analysis and the opening message's decoding freed goes back
         return analysis
 
     def importers_of(self, uri: str) -> list[str]:
@@ -240,8 +247,6 @@ class State:
             self.queries.coverage(uri, analysis)  # the published diagnostics need it: computed here, off the event loop
         if analysis is not None and self._prepare is not None and self.documents.get(uri) is document:
             prepared = self._prepare(document, analysis)
-        if document.buffer.length >= RELEASE_IN_BACKGROUND_FROM:
-            hand_back_free_memory()  # what the analysis freed (its text's old version, its scratch) goes back
         return analysis, prepared, failure
 
     # -- scheduling ----------------------------------------------------------
@@ -320,7 +325,7 @@ class State:
             box: list[object] = [(previous[1], replaced)]  # freed off the loop; the box holds the last reference
             del previous, replaced
             if long:
-                release_in_background(box)
+                release_in_background(box, hand_back=len(analysis.text) >= HAND_BACK_FROM)
                 self.released_in_background += 1
             else:
                 self._later.release(box)
@@ -348,7 +353,7 @@ class State:
         if size >= RELEASE_IN_BACKGROUND_FROM and (stored is not None or cache is not None):
             box: list[object] = [(stored, cache, coverage)]
             del stored, cache, coverage
-            release_in_background(box)
+            release_in_background(box, hand_back=size >= HAND_BACK_FROM)  # a closed big draft's memory goes back
             self.released_in_background += 1
 
     async def analysis(self, uri: str) -> tuple[Document, DocumentAnalysis] | None:
