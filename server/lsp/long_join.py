@@ -49,6 +49,8 @@ _WIDEN = {2: "utf-16-le", 4: "utf-32-le"}  # a narrower piece's characters at th
 #: A string's class: 0 ASCII, 1 Latin-1 (one byte a character either way), 2 and 4 its bytes a character.
 #: What a view must hold to be of each class above 1 or 0, widest first.
 _BEYOND = ((4, _ASTRAL), (2, re.compile("[^\x00-\xff]")), (1, re.compile("[^\x00-\x7f]")))
+#: Characters a view is searched at a time for one of its class's characters (~3.5 ms each).
+SCAN_WINDOW = 1 << 20
 #: The largest character of each class: what ``PyUnicode_New`` is told, to lay the string out so.
 _LARGEST = {0: 0x7F, 1: 0xFF, 2: 0xFFFF, 4: 0x10FFFF}
 
@@ -85,7 +87,7 @@ def join_views(views: Sequence[tuple[str, int, int]]) -> str:
     widest = max([classes[id(source)] for source, low, high in views if low == 0 and high == len(source)], default=0)
     for source, low, high in sorted(views, key=lambda view: -classes[id(view[0])]):
         for level, beyond in _BEYOND:
-            if widest < level <= classes[id(source)] and beyond.search(source, low, high):
+            if widest < level <= classes[id(source)] and _holds(beyond, source, low, high):
                 widest = level
                 break
     import ctypes  # only for long texts: ~3 ms to import
@@ -110,6 +112,13 @@ def join_views(views: Sequence[tuple[str, int, int]]) -> str:
             ctypes.memmove(at, id(wide) + bytes_header, len(wide))
         at += (high - low) * kind
     return text
+
+
+def _holds(pattern: re.Pattern[str], source: str, low: int, high: int) -> bool:
+    """Whether ``source[low:high]`` holds a character ``pattern`` matches, looked for :data:`SCAN_WINDOW`
+    characters at a time: a search holds the interpreter lock throughout (20 MB whose one wide character
+    is last: ~70 ms), and the event loop gets it between windows."""
+    return any(pattern.search(source, at, min(at + SCAN_WINDOW, high)) for at in range(low, high, SCAN_WINDOW))
 
 
 def within_bmp(text: str) -> bool:

@@ -56,6 +56,17 @@ def test_views_of_strings_join_to_the_string_their_slices_make(
     assert joined.isascii() == expected.isascii() and {expected: 1}.get(joined) == 1
 
 
+def test_a_wide_character_is_found_past_the_first_window_of_a_view(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Views are searched a window at a time (the lock passes between windows): one beyond the first still counts.
+    monkeypatch.setattr(long_join, "LONG_TEXT", 0)
+    monkeypatch.setattr(long_join, "SCAN_WINDOW", 4)
+    source = "abcdefghij≈klmnop" + "é"
+    for low, high in [(2, 17), (9, 11), (10, 11), (0, 10)]:
+        joined = join_views([(source, low, high), ("x", 0, 1)])
+        expected = source[low:high] + "x"
+        assert joined == expected and sys.getsizeof(joined) == sys.getsizeof(expected)
+
+
 MIXED = ["x" * 65_536] * 10 + ["é" * 65_536] * 5 + ["ā" * 1000, "😀" * 1000] + ["line\n" * 13_107] * 5
 
 
