@@ -264,6 +264,20 @@ def test_a_release_frees_what_it_alone_holds_and_leaves_the_rest_whole() -> None
     assert len(shared.parts) == 40 and all(node.parts == [] for node in shared.parts)
 
 
+def _figure_printed_by(script: str, mode: str) -> int:
+    """The number ``script`` prints, run in a fresh interpreter with ``mode`` as its argument (glibc only:
+    the C library's blocks are what it measures)."""
+    import subprocess
+
+    from server.collector import _glibc
+
+    if not _glibc():
+        pytest.skip("not glibc")
+    run = subprocess.run([sys.executable, "-c", script, mode], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    return int(run.stdout)
+
+
 _FAULTS_OF_A_BLOCK_MADE_TWICE = """
 import resource, sys
 from server.collector import keep_large_blocks
@@ -284,18 +298,7 @@ print(faults() - before)
 def test_a_large_block_made_again_reuses_the_pages_of_the_freed_one(mode: str) -> None:
     """With the blocks kept, a large block made again after one was freed reuses its pages (no page faults);
     without, the C library gives it fresh pages (~10,000 faults: the premise, checked on this platform)."""
-    import os
-    import subprocess
-
-    try:
-        glibc = os.confstr("CS_GNU_LIBC_VERSION") or ""
-    except (ValueError, OSError):
-        glibc = ""
-    if not glibc.startswith("glibc"):
-        pytest.skip("not glibc")
-    run = subprocess.run([sys.executable, "-c", _FAULTS_OF_A_BLOCK_MADE_TWICE, mode], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
-    faults = int(run.stdout)
+    faults = _figure_printed_by(_FAULTS_OF_A_BLOCK_MADE_TWICE, mode)
     assert faults < 1_000 if mode == "kept" else faults > 5_000
 
 
@@ -319,16 +322,5 @@ print(before - resident())
 def test_freed_memory_goes_back_to_the_system_when_handed_back(mode: str) -> None:
     """After an analysis of a big draft the server hands back what the C library holds free; without, the
     freed blocks stay resident (the premise, checked on this platform)."""
-    import os
-    import subprocess
-
-    try:
-        glibc = os.confstr("CS_GNU_LIBC_VERSION") or ""
-    except (ValueError, OSError):
-        glibc = ""
-    if not glibc.startswith("glibc"):
-        pytest.skip("not glibc")
-    run = subprocess.run([sys.executable, "-c", _MEMORY_HANDED_BACK, mode], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
-    returned = int(run.stdout)
+    returned = _figure_printed_by(_MEMORY_HANDED_BACK, mode)
     assert returned > 150_000_000 if mode == "handed back" else returned < 20_000_000
