@@ -1,6 +1,6 @@
 """How Margin uses the cyclic garbage collector (paused while modules load, then frozen), frees big results,
 keeps the C library's freed large blocks for a process that works on big drafts, and hands its free
-memory back to the system after each analysis of one.
+memory back to the system once such a draft is opened and each time a replaced analysis of it is freed.
 
 Start-up of ``margin lsp`` is dominated by defining classes: ``lsprotocol``
 alone defines about a thousand attrs classes.  Those are long-lived objects,
@@ -179,11 +179,11 @@ def hand_back_free_memory() -> None:
     """
     global _trim
     if _trim is None:
-        _trim = _NO_TRIM
+        _trim = _no_trim
         if _glibc():
             import ctypes
 
-            _trim = getattr(ctypes.CDLL(None), "malloc_trim", _NO_TRIM)
+            _trim = getattr(ctypes.CDLL(None), "malloc_trim", _no_trim)
     _trim(0)
 
 
@@ -191,8 +191,7 @@ def _no_trim(_pad: int) -> int:
     return 0
 
 
-_NO_TRIM = _no_trim
-#: glibc's ``malloc_trim`` once looked up (:data:`_NO_TRIM` elsewhere).
+#: glibc's ``malloc_trim`` once looked up (``_no_trim`` elsewhere).
 _trim: Callable[[int], int] | None = None
 
 
