@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 import time
 
 #: Where bugs are reported.
@@ -22,7 +21,8 @@ INTERNAL_ERROR_EXIT = 2
 
 def save_traceback(error: BaseException) -> str | None:
     """Write the traceback and versions to a new file in the temporary folder; its path, or None."""
-    import traceback  # only after a crash: off every command's start-up path
+    import tempfile  # only after a crash: off every command's start-up path (~2 ms with what they load)
+    import traceback
 
     lines = traceback.format_exception(type(error), error, error.__traceback__)
     header = (

@@ -3,7 +3,7 @@
 The modules load with the cyclic collector paused and are then frozen out of
 its way (:mod:`server.collector`); the code that attrs, cattrs (the language
 server's protocol) and dataclasses (every command's) generate comes from
-:mod:`server.code_cache`.  ``margin lsp`` loads only the protocol and its
+:mod:`server.code_cache`, and so do the regular expressions they compile.  ``margin lsp`` loads only the protocol and its
 own options (:mod:`server.lsp.command`), not the rest of the command line: the
 engine loads once ``initialize`` is answered (docs/editors.md, "How it stays fast").
 An error while loading is an internal error (:mod:`server.crash`).
@@ -30,11 +30,12 @@ def main(argv: list[str] | None = None) -> int:
             from server import code_cache
 
             code_cache.install(protocol=lsp)
-            if lsp:
-                import server.lsp.app  # noqa: F401 - loaded here so its classes are frozen with the rest
-                from server.lsp import command
-            else:
-                from server import cli
+            with code_cache.loading_modules():
+                if lsp:
+                    import server.lsp.app  # noqa: F401 - loaded here so its classes are frozen with the rest
+                    from server.lsp import command
+                else:
+                    from server import cli
     except Exception as error:  # noqa: BLE001 - a bug or a broken install, reported as such
         from server.crash import report_internal_error
 

@@ -11,7 +11,6 @@ never a traceback.  The language server loads the same file leniently
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -85,6 +84,8 @@ def _config_file(start: Path) -> Path | None:
 
 def _read_toml(path: Path) -> dict[str, Any]:
     """A TOML file as a table; unreadable, not UTF-8, not TOML or nested too deeply is a UsageError."""
+    import tomllib  # only for a project that has a configuration file: ~1.5 ms of a start
+
     try:
         return tomllib.loads(path.read_text("utf-8"))
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as error:

@@ -12,14 +12,13 @@ is the only reader of the data files.
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Callable
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from scaling_core.expr.constant import evaluate_constant
 from scaling_core.expr.values import Record
+from scaling_core.packaged_data import file_names, read_toml
 from scaling_core.records import record
 from scaling_core.units import dimension
 from scaling_core.units.quantity import Quantity
@@ -90,14 +89,12 @@ def raw_chip(name: str, entry: Any) -> tuple[RawChip | None, list[str]]:
 @lru_cache(maxsize=1)
 def packaged_chips() -> tuple[RawChip, ...]:
     """Every packaged chip, unparsed (immutable; loaded once)."""
-    folder = resources.files("scaling_core.hardware").joinpath("data/chips")
     chips = []
-    for item in sorted(folder.iterdir(), key=lambda p: p.name):
-        if item.name.endswith(".toml"):
-            chip, problems = raw_chip(item.name[:-5], tomllib.loads(item.read_text("utf-8")))
-            if chip is None or problems:
-                raise RuntimeError(f"bad packaged chip {item.name}: {problems}")
-            chips.append(chip)
+    for name in file_names("scaling_core.hardware", "data/chips", ".toml"):
+        chip, problems = raw_chip(name[:-5], read_toml("scaling_core.hardware", f"data/chips/{name}"))
+        if chip is None or problems:
+            raise RuntimeError(f"bad packaged chip {name}: {problems}")
+        chips.append(chip)
     return tuple(chips)
 
 

@@ -7,12 +7,11 @@ milli-``in``).
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterator
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
+from scaling_core.packaged_data import read_toml
 from scaling_core.records import record
 from scaling_core.units import dimension
 
@@ -82,8 +81,7 @@ def _expand(data: dict[str, Any]) -> dict[str, Unit]:
 @lru_cache(maxsize=1)
 def default_registry() -> UnitRegistry:
     """The registry built from the packaged ``units.toml`` (loaded once)."""
-    raw = resources.files("scaling_core.units").joinpath("data/units.toml").read_text("utf-8")
-    data = tomllib.loads(raw)
+    data = read_toml("scaling_core.units", "data/units.toml")
     if tuple(data["dimensions"]) != dimension.BASE_DIMENSIONS:
         raise RuntimeError("units.toml dimensions do not match scaling_core.units.dimension")
     return UnitRegistry(_expand(data))

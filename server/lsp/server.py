@@ -216,7 +216,8 @@ class MarginServer(LanguageServer):
         if load is None:
             return
         try:
-            with collector_paused():  # long-lived objects: frozen out of the collector's way
+            # Long-lived objects, frozen out of the collector's way; the engine's regular expressions from the cache.
+            with collector_paused(), code_cache.loading_modules():
                 load(self)
         except Exception as error:  # noqa: BLE001 - reported as an internal error
             from server.crash import report_internal_error

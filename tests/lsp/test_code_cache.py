@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from types import CodeType
 
 from server import code_cache
 from tests.conftest import ROOT
@@ -86,7 +87,7 @@ print(json.dumps({"saved": code_cache.save()}))
 
 def test_the_cache_can_be_turned_off(tmp_path: Path) -> None:
     result = run_python(WORK, tmp_path, MARGIN_CODE_CACHE="0")
-    assert result == {"hits": 0, "misses": 0, "saved": False, "patched": False}
+    assert result == {**dict.fromkeys(code_cache.stats, 0), "saved": False, "patched": False}
     assert cache_files(tmp_path) == []
 
 
@@ -106,7 +107,7 @@ def test_a_relative_cache_folder_is_never_used(tmp_path: Path, monkeypatch) -> N
         cwd=work, capture_output=True, text=True, timeout=120, env={**os.environ, "MARGIN_CACHE_DIR": "relative-cache"},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"hits": 0, "misses": 0, "saved": False, "patched": False}
+    assert json.loads(done.stdout) == {**dict.fromkeys(code_cache.stats, 0), "saved": False, "patched": False}
     assert list(work.iterdir()) == []
 
 
@@ -180,8 +181,91 @@ def test_margin_check_fills_the_cache_once_and_then_only_reads_it(tmp_path: Path
     assert first.returncode == 0, first.stderr
     (path,) = cache_files(tmp_path)
     entries = code_cache._read(path)
-    assert len(entries) > 200 and all(code.co_filename == "<string>" for code in entries.values())  # Margin's own
+    code = [entry for entry in entries.values() if isinstance(entry, CodeType)]
+    assert len(code) > 200 and all(c.co_filename == "<string>" for c in code)  # Margin's own
+    programs = [entry for entry in entries.values() if isinstance(entry, tuple)]
+    assert len(programs) > 50  # the regular expressions its modules compile as they load
+    packaged = sorted((ROOT / "scaling_core").glob("*/data/**/*.toml"))
+    assert sum(isinstance(entry, dict) for entry in entries.values()) == len(packaged) == 11  # units and chips
     before = path.stat().st_mtime_ns
     second = subprocess.run(command, cwd=ROOT, capture_output=True, timeout=120, env=env)
     assert (second.returncode, second.stdout) == (first.returncode, first.stdout)
     assert path.stat().st_mtime_ns == before  # nothing new compiled: nothing written
+
+
+PATTERNS = """
+import json, re, sys
+from server import code_cache
+code_cache.install(protocol=False)
+with code_cache.loading_modules():
+    import server.cli
+    import server.lsp.long_join  # a pattern of lone surrogates
+patterns = {id(value): value for name, module in list(sys.modules.items()) if name.startswith(("scaling_core", "server"))
+            for value in vars(module).values() if isinstance(value, re.Pattern)}
+# A pattern equals another when its flags, text and whole program are the same (_sre's comparison).
+fresh = [p == re._compiler.compile(p.pattern, p.flags) for p in patterns.values()]
+print(json.dumps({**code_cache.stats, "saved": code_cache.save(), "patterns": len(fresh), "same": all(fresh)}))
+"""
+
+
+def test_regular_expressions_compiled_as_modules_load_come_from_the_cache_the_same(tmp_path: Path) -> None:
+    plain = run_python(PATTERNS, tmp_path / "off", MARGIN_CODE_CACHE="0")
+    first = run_python(PATTERNS, tmp_path)
+    second = run_python(PATTERNS, tmp_path)
+    assert plain["regex_misses"] == plain["regex_hits"] == 0 and first["regex_hits"] == 0
+    assert first["regex_misses"] > 50 and first["saved"] is True  # type: ignore[operator]
+    assert second["regex_hits"] == first["regex_misses"] and second["regex_misses"] == 0 and second["saved"] is False
+    assert second["patterns"] == first["patterns"] == plain["patterns"] > 40  # type: ignore[operator]
+    assert plain["same"] is first["same"] is second["same"] is True
+
+
+def test_a_program_the_regex_engine_refuses_is_compiled_again(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import re
+
+    monkeypatch.setenv("MARGIN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(code_cache, "_table", {})
+    monkeypatch.setattr(code_cache, "_added", {})
+    text = r"(?P<word>[a-z]+) refused-program-\d+"
+    key = code_cache.regex_key(text, 0)  # re.compile's flags, as re hands them to its compiler
+    code_cache._table[key] = (re.UNICODE, [17, 4, 0, 0], 1, {"word": 1}, (None, "word"))  # not a valid program
+    hits = code_cache.stats["regex_hits"]
+    with code_cache.loading_modules():
+        pattern = re.compile(text)
+        beyond = re.compile(r"kept-only-while-loading-\d+") is not None
+    after = re.compile(r"compiled-after-loading-\d+")
+    assert pattern.fullmatch("abc refused-program-42")["word"] == "abc"  # type: ignore[index]
+    assert pattern == re._compiler.compile(text, re.UNICODE)  # type: ignore[attr-defined]
+    assert code_cache.stats["regex_hits"] == hits and isinstance(code_cache._added[key], tuple)  # compiled, kept anew
+    assert beyond and after.pattern and len(code_cache._added) == 2  # a pattern compiled after the block is not kept
+    assert re._compiler.compile is not code_cache._cached_regex  # type: ignore[attr-defined]
+
+
+def test_packaged_data_is_parsed_once_then_read_from_the_cache(tmp_path: Path) -> None:
+    env = {**os.environ, "MARGIN_CACHE_DIR": str(tmp_path)}
+    command = [sys.executable, "-m", "server", "hardware"]
+    plain = subprocess.run(command, cwd=ROOT, capture_output=True, timeout=120, env={**env, "MARGIN_CODE_CACHE": "0"})
+    first = subprocess.run(command, cwd=ROOT, capture_output=True, timeout=120, env=env)
+    (path,) = cache_files(tmp_path)
+    assert sum(isinstance(entry, dict) for entry in code_cache._read(path).values()) == 11
+    book = tmp_path / "book"  # no project file here, whose settings tomllib would read
+    book.mkdir()
+    script = f"""
+import contextlib, io, json, sys
+sys.path.insert(0, {str(ROOT)!r})
+from server import code_cache
+code_cache.install(protocol=False)
+with code_cache.loading_modules():
+    from server import cli
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    cli.main(["hardware"])
+print(json.dumps({{**code_cache.stats, "tomllib": "tomllib" in sys.modules, "out": out.getvalue()}}))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=book, capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    second = json.loads(done.stdout)
+    assert plain.returncode == first.returncode == 0 and plain.stdout.count(b"\n") > 10, plain.stderr
+    assert plain.stdout.decode() == first.stdout.decode() == second["out"]  # the same chips, field for field
+    assert second["data_hits"] == 11 and second["tomllib"] is False  # nothing parsed: tomllib never loaded
