@@ -193,7 +193,7 @@ def _binding(name: str, digest: str, why: str, span: Span, path: str) -> Binding
         name, f"python function {name}", {}, {"program": digest}, kind=FUNCTION_KIND,
         unknown={"call": why} if why else {},
     )  # fmt: skip
-    return Binding(name, record, span, path, False, f"python function {name}", (FUNCTION_KIND, name, digest, why))
+    return Binding.at(name, record, span, path, False, f"python function {name}", (FUNCTION_KIND, name, digest, why))
 
 
 __all__ = ["FUNCTION_KIND", "HOW_TO_TRUST", "Cell", "PythonCells", "declared_functions", "python_cells", "read_cells"]

@@ -270,15 +270,13 @@ def _derive(analysis: DocumentAnalysis, expr: ast.Expr, start: int, title: str, 
         return None
 
     def step(binding: Binding) -> tuple[str, str]:
-        result = named_value_at(analysis, binding.span.start) if binding.path == analysis.path else None
+        result = named_value_at(analysis, binding.start) if binding.path == analysis.path else None
         if result is None or result.name != binding.name:
             return _plain_step(binding)
         return analysis.text[result.span.start : result.span.end], result.display + unitless_note(result.quantity)
 
     def line_of(binding: Binding) -> str:
-        return f"line {analysis.line(binding.span.start)}" + (
-            f" of {binding.path}" if binding.path != analysis.path else ""
-        )
+        return f"line {analysis.line(binding.start)}" + (f" of {binding.path}" if binding.path != analysis.path else "")
 
     return explain(analysis.text, title, expr, value, evaluator.trace, scope.get, analysis.records, line_of,
                    shown=shown, aside=aside, step=step)  # fmt: skip

@@ -238,7 +238,7 @@ class Interpreter(Checking):
         """Define ``name`` in the current scope (hint N008 if it is already defined there)."""
         source = self.source(expr.span) if expr is not None else ""
         stamp = fingerprint(value) if self.stamp_bindings else None
-        binding = Binding(name, value, span, self.path, expr is not None, source, stamp)
+        binding = Binding.at(name, value, span, self.path, expr is not None, source, stamp)
         hint = self.region_scope.bind(binding)
         if hint is not None:
             self.out.diagnostics.append(hint)

@@ -342,8 +342,8 @@ class VisibleScope(Mapping[str, Binding]):
             return found
         analysis = self._analysis
         for binding in reversed(self._by_name.get(name, ())):
-            if binding.span.start < self._start:
-                inside = analysis.problem_at(binding.span.start)
+            if binding.start < self._start:
+                inside = analysis.problem_at(binding.start)
                 if inside is None or inside is self._problem:
                     return binding
         imported = analysis.exports.get(name)

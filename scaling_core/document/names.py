@@ -131,7 +131,7 @@ def suggest_names(
                 scope = scopes.get(problem)
                 if scope is None:
                     local = [b.name for b in bindings if problem is not None and b.path == path
-                             and problem.span.start <= b.span.start < problem.span.end]  # fmt: skip
+                             and problem.span.start <= b.start < problem.span.end]  # fmt: skip
                     ident = problem.ident if problem is not None else None
                     scope = scopes[problem] = scope_names(path, ident, shared | frozenset(local), shared)
                 note = scope.note(name)
@@ -213,8 +213,8 @@ def _located(
     below = None
     elsewhere: tuple[Binding, ProblemRegion] | None = None
     for binding in found:
-        inside = holding(problems, binding.span.start) if problems else None
-        if binding.span.start > use and (inside is None or inside is here):
+        inside = holding(problems, binding.start) if problems else None
+        if binding.start > use and (inside is None or inside is here):
             below = below or binding
         elif inside is not None and inside is not here and elsewhere is None:
             elsewhere = (binding, inside)
@@ -229,7 +229,7 @@ def _located(
         related = Related(below.span, f"'{name}' is defined here")
     elif elsewhere is not None:
         binding, problem = elsewhere
-        line = index.position(binding.span.start)[0] + 1
+        line = index.position(binding.start)[0] + 1
         note = f"'{name}' is defined inside {problem.ident} (line {line}); names in a problem are local to it"
         related = Related(binding.span, f"'{name}' is defined here, inside {problem.ident}")
     else:

@@ -107,8 +107,7 @@ def move_each(moves: Iterable[tuple[Binding, int]], further: int = 0) -> list[Bi
         if not delta:
             moved.append(binding)
             continue
-        span = binding.span
-        moved.append(Binding(binding.name, binding.value, new_span(Span, (span[0] + delta, span[1] + delta)),
+        moved.append(Binding(binding.name, binding.value, binding.start + delta, binding.end + delta,
                              binding.path, binding.written, binding.source, binding.fingerprint))  # fmt: skip
     return moved
 

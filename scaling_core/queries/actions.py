@@ -59,7 +59,7 @@ def _claim_actions(analysis: DocumentAnalysis, start: int, end: int) -> list[Act
         claimed = Quantity(number.value * (unit.factor if unit else 1.0), unit.dim if unit else 0)
         for binding in reversed(analysis.bindings):
             value = binding.value
-            if binding.span.start < match.start() and isinstance(value, Quantity) and _close(value, claimed):
+            if binding.start < match.start() and isinstance(value, Quantity) and _close(value, claimed):
                 marker = f"<!-- ≈ {binding.name} -->"
                 found.append(Action(f"Check {match.group()} against {binding.name}", "refactor",
                                     ((Span(match.end(), match.end()), marker),)))  # fmt: skip

@@ -95,7 +95,7 @@ class NameIndex:
 
     def __init__(self, analysis: DocumentAnalysis) -> None:
         bindings = self.listed = analysis.bindings
-        self.starts = starts = [binding.span.start for binding in bindings]
+        self.starts = starts = [binding.start for binding in bindings]
         #: Whether definitions are listed in document order (then what is visible is a prefix of them).
         self.ordered = all(a <= b for a, b in zip(starts, starts[1:]))
         exports, records = analysis.exports, analysis.records
@@ -123,7 +123,7 @@ class NameIndex:
             positions = range(count) if not prefix else [p for p in order.defined.starting_with(prefix) if p < count]
             names = (order.names[p] for p in positions)
         else:  # the first definition before it may not be the first listed: found by walking them
-            seen = dict.fromkeys(b.name for b in self.listed if b.span.start < offset)
+            seen = dict.fromkeys(b.name for b in self.listed if b.start < offset)
             names = (name for name in seen if name.startswith(prefix))
         for name in names:
             binding = self.visible(name, offset)

@@ -200,9 +200,9 @@ def _file_unless_stopped(
         if bindings is None:
             return None
         for binding in bindings:
-            if binding.path == analysis.path and holding(binding.span.start) < 0:
+            if binding.path == analysis.path and holding(binding.start) < 0:
                 node = binding_node(binding)
-                found.append((binding.span.start, concept(node, binding.name, ConceptKind.DEFINITION, binding.span)))
+                found.append((binding.start, concept(node, binding.name, ConceptKind.DEFINITION, binding.span)))
     used: dict[Node, tuple[str, int]] = {}
     for reaches in _reaches(graph, go_on):  # what each value and check reads
         if reaches is None:

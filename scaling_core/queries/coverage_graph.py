@@ -39,7 +39,7 @@ TESTS_MARK = re.compile(r"<!--\s*tests\s*:(.*?)-->", re.S)
 
 def binding_node(binding: Binding) -> Node:
     """The graph node of a definition."""
-    return ("def", binding.path, str(binding.span.start))
+    return ("def", binding.path, str(binding.start))
 
 
 @record
@@ -87,8 +87,8 @@ class FileGraph:
         self._statements: dict[int, Span] = {}
         self._definitions: dict[int, Binding] | None = None
         if not windowed:
-            self.references = sorted(analysis.references, key=attrgetter("span.start"))
-            self._starts = [r.span.start for r in self.references]
+            self.references = sorted(analysis.references, key=attrgetter("start"))
+            self._starts = [r.start for r in self.references]
             self._statements = {v.span.start: v.span for v in analysis.values if v.name is not None}
 
     # -- what a span of text uses ---------------------------------------------
@@ -97,7 +97,7 @@ class FileGraph:
         to, then what :meth:`outside_uses` finds."""
         for reference in self._inside(span):
             if reference.binding is not None:
-                yield binding_node(reference.binding), reference.name, reference.span.start
+                yield binding_node(reference.binding), reference.name, reference.start
         yield from self.outside_uses(span)
 
     def outside_uses(self, span: Span) -> Iterator[tuple[Node, str, int]]:
@@ -113,7 +113,7 @@ class FileGraph:
             if reference.binding is None and reference.name in records:
                 found = self._chip_use(reference, span.end)
                 if found is not None:
-                    yield ("field", path, found), found, reference.span.start
+                    yield ("field", path, found), found, reference.start
         yield from self._formula_uses(span)
 
     @cached_property
@@ -124,17 +124,17 @@ class FileGraph:
         of them inside needs no walk over its references (the same answer, without them).
         """
         records = self.analysis.records
-        return [r.span.start for r in self.references if r.binding is None and r.name in records]
+        return [r.start for r in self.references if r.binding is None and r.name in records]
 
     def _inside(self, span: Span) -> Iterator[Reference]:
         """The references written wholly inside ``span``, in order."""
         if self._windowed:
             found = references_index(self.analysis).starting_between(span.start, span.end + 1)
-            inside = [reference for reference in found if reference.span.end <= span.end]
-            return iter(sorted(inside, key=attrgetter("span.start")))
+            inside = [reference for reference in found if reference.end <= span.end]
+            return iter(sorted(inside, key=attrgetter("start")))
         low = bisect.bisect_left(self._starts, span.start)
         high = bisect.bisect_right(self._starts, span.end)
-        return (reference for reference in self.references[low:high] if reference.span.end <= span.end)
+        return (reference for reference in self.references[low:high] if reference.end <= span.end)
 
     def _formula_uses(self, span: Span) -> Iterator[tuple[Node, str, int]]:
         """The library formulas called inside ``span``."""
@@ -165,20 +165,20 @@ class FileGraph:
             found = [b for b in bindings_index(self.analysis).starting_between(start, start + 1) if b.path == path]
             return found[-1] if found else None
         if self._definitions is None:
-            self._definitions = {b.span.start: b for b in self.analysis.bindings if b.path == path}
+            self._definitions = {b.start: b for b in self.analysis.bindings if b.path == path}
         return self._definitions.get(start)
 
     def statement(self, binding: Binding) -> Span:
         """The span of the statement that defines ``binding`` (its line when unknown)."""
         if self._windowed:
-            value = named_value_at(self.analysis, binding.span.start)
+            value = named_value_at(self.analysis, binding.start)
             found = value.span if value is not None else None
         else:
-            found = self._statements.get(binding.span.start)
+            found = self._statements.get(binding.start)
         if found is not None:
             return found
         index = self.analysis.index
-        return Span(binding.span.start, index.line_end_at(binding.span.start))
+        return Span(binding.start, index.line_end_at(binding.start))
 
     def check_reach(self, check: CheckResult) -> Span:
         """The text a check reads: its statement or span, and for a claim its marker too."""

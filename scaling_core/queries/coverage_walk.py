@@ -89,8 +89,8 @@ def declared_node(analysis: DocumentAnalysis, name: str, problem: ProblemResult)
         return ("field", analysis.path, name.replace(" ", ""))
     local = [
         b for b in analysis.bindings
-        if b.name == name and b.path == analysis.path and b.span.start < problem.span.start
-        and analysis.problem_at(b.span.start) is None
+        if b.name == name and b.path == analysis.path and b.start < problem.span.start
+        and analysis.problem_at(b.start) is None
     ]  # fmt: skip
     if local:
         return binding_node(local[-1])

@@ -56,8 +56,8 @@ def hover_at(
         return _check(analysis, check)
     binding = binding_at(analysis, offset)
     if binding is not None and binding.path == analysis.path:
-        derivation = derivation_at(analysis, binding.span.start)
-        concept = tested(binding.span.start) if tested is not None else None
+        derivation = derivation_at(analysis, binding.start)
+        concept = tested(binding.start) if tested is not None else None
         if concept is not None:
             derivation = f"{derivation.rstrip()}\n\n---\n\n{tested_by(concept)}\n" if derivation else tested_by(concept)
         if derivation:

@@ -55,7 +55,7 @@ def document_symbols(analysis: DocumentAnalysis) -> list[Symbol]:
     inside: dict[int, list[Symbol]] = {id(problem): [] for problem in analysis.problems}
     for binding in analysis.bindings:
         symbol = Symbol(binding.name, binding.source, "definition", binding.span, binding.span)
-        owner = analysis.problem_at(binding.span.start)
+        owner = analysis.problem_at(binding.start)
         if owner is None:
             symbols.append(symbol)
         else:

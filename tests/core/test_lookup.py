@@ -280,6 +280,23 @@ def test_a_reference_is_where_its_span_said_moved_or_not() -> None:
     assert [(r.name, text[r.span.start : r.span.end]) for r in found] == [("flops_2", "flops_2"), ("t", "t")]
 
 
+def test_a_definition_is_where_its_span_said_moved_or_not_and_holds_no_span_object() -> None:
+    import gc
+
+    from scaling_core.document.shift import move_each
+    from scaling_core.text import Span
+
+    defined = Binding.at("x", None, Span(12, 21), "d.md", True, "3 GB")
+    assert (defined.start, defined.end, defined.span) == (12, 21, Span(12, 21))
+    (moved,) = move_each([(defined, 4)], 1)
+    assert moved.span == Span(17, 26) and (moved.name, moved.source, moved.path) == ("x", "3 GB", "d.md")
+    assert move_each([(defined, 0)]) == [defined] and move_each([(defined, 0)])[0] is defined  # not moved: itself
+    assert not any(isinstance(held, Span) for held in gc.get_referents(defined) + gc.get_referents(moved))
+    text = "# T\n\n```calc\nflops_2 = 3\nt = flops_2 * 2\n```\n\nIt is 6<!-- = t * 1 -->.\n"
+    found = analyze_document(text, "r.md", cache=RegionCache()).bindings
+    assert [text[b.span.start : b.span.end] for b in found] == ["flops_2", "t"]  # where each name is defined
+
+
 def test_a_plain_list_is_indexed_as_a_list_once_lists_were_seen_as_sequences() -> None:
     # Compiled (mypyc), Segments and SortedOnRead share the ABC cache of ``Sequence``: once a list has been
     # checked to be a Sequence, ``isinstance(a_list, SortedOnRead)`` says yes (CI's compiled run).
