@@ -3,8 +3,9 @@
 A package installed as files (pip, pipx, an editable install, a clone) is read
 straight from its folder.  :mod:`importlib.resources` gives the same bytes but
 loads ``tempfile``, ``shutil``, ``zipfile`` and its readers on every start
-(measured: ~4.5 ms of a 110 ms ``margin check``); it is still what reads a
-package that Python loaded from elsewhere (a zip archive), imported then.
+(measured: 1.5-2.5 ms of a ~155 ms ``margin check``, interleaved runs); it is
+still what reads a package that Python loaded from elsewhere (a zip archive),
+imported then.
 
 Parsing the TOML files is ~2.3 ms of each start (and ``tomllib`` ~1.5 ms to
 load), the same result every time: a process may keep what they parse to in a
