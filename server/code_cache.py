@@ -27,9 +27,9 @@ its matching program in Python (measured: ~7.7 ms of a 45 ms import of ``margin
 check``'s modules, 74 patterns), and the program is a plain list of numbers.
 The cache keeps what ``re`` hands ``_sre.compile`` (flags, program, groups) and
 makes the pattern from it, which checks the program as it does any other; one
-it refuses is compiled as usual.  Only patterns compiled while modules load are
-kept: never one made from a user's text at run time (a glob from a project's
-settings).  So is the engine's packaged TOML (units and chips) as parsed, by
+it refuses is compiled as usual.  Only patterns a module's own body compiles
+while modules load are kept: never one a function makes, from a user's text
+or settings (a glob) or anything else.  So is the engine's packaged TOML (units and chips) as parsed, by
 its text (~2.3 ms to parse and ~1.5 ms to load ``tomllib``, every start).
 """
 
@@ -167,9 +167,18 @@ def regex_key(pattern: str, flags: int) -> bytes:
     return _digest(pattern, "<regex>", f"{int(flags)} {_SRE.MAGIC}")
 
 
+def _in_module_body() -> bool:
+    """Whether the code that asked ``re`` for a pattern is a module's own body (the pattern is then part of the
+    module, not made from what a function was given)."""
+    frame = sys._getframe(2)  # _cached_regex's caller: re's own functions first
+    while frame is not None and frame.f_globals.get("__name__") == "re":
+        frame = frame.f_back  # type: ignore[assignment]
+    return frame is not None and frame.f_code.co_name == "<module>"
+
+
 def _cached_regex(pattern: object, flags: int = 0, *, _compile: Callable[..., re.Pattern[str]]) -> re.Pattern[str]:
-    """``re``'s compiler (``_compile``), answered from the cache for a pattern compiled before."""
-    if type(pattern) is not str or flags & re.DEBUG:
+    """``re``'s compiler (``_compile``), answered from the cache for a pattern a module body compiled before."""
+    if type(pattern) is not str or flags & re.DEBUG or not _in_module_body():
         return _compile(pattern, flags)
     key = regex_key(pattern, flags)
     entry = _table.get(key)
@@ -223,8 +232,8 @@ class _ParsedData:
 
 @contextmanager
 def loading_modules() -> Iterator[None]:
-    """Modules loaded in this block compile their regular expressions through the cache; once the engine is
-    loaded (here or before), it parses its packaged data through it (``scaling_core.packaged_data``).
+    """Modules loaded in this block compile the regular expressions of their own bodies through the cache; once
+    the engine is loaded (here or before), it parses its packaged data through it (``scaling_core.packaged_data``).
 
     A no-op when the cache is off.  Only one thread should load modules in such a block at a time.
     """

@@ -9,6 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 from types import CodeType
+from typing import Any
 
 from server import code_cache
 from tests.conftest import ROOT
@@ -229,14 +230,21 @@ def test_a_program_the_regex_engine_refuses_is_compiled_again(tmp_path: Path, mo
     key = code_cache.regex_key(text, 0)  # re.compile's flags, as re hands them to its compiler
     code_cache._table[key] = (re.UNICODE, [17, 4, 0, 0], 1, {"word": 1}, (None, "word"))  # not a valid program
     hits = code_cache.stats["regex_hits"]
+    # A module's body, as it loads: its patterns are kept; one a function makes (from what it was given) is not.
+    body = (
+        f"import re\nPATTERN = re.compile({text!r})\n\ndef glob(t):\n    return re.compile(t + '-made-by-a-function')\n"
+    )
+    module: dict[str, Any] = {}
     with code_cache.loading_modules():
-        pattern = re.compile(text)
-        beyond = re.compile(r"kept-only-while-loading-\d+") is not None
+        exec(compile(body, "<a module>", "exec"), module)
+        made = module["glob"]("settings-4417")
     after = re.compile(r"compiled-after-loading-\d+")
+    pattern = module["PATTERN"]
     assert pattern.fullmatch("abc refused-program-42")["word"] == "abc"  # type: ignore[index]
     assert pattern == re._compiler.compile(text, re.UNICODE)  # type: ignore[attr-defined]
     assert code_cache.stats["regex_hits"] == hits and isinstance(code_cache._added[key], tuple)  # compiled, kept anew
-    assert beyond and after.pattern and len(code_cache._added) == 2  # a pattern compiled after the block is not kept
+    assert made.fullmatch("settings-4417-made-by-a-function") and after.pattern
+    assert list(code_cache._added) == [key]  # neither the function's pattern nor one compiled after the block
     assert re._compiler.compile is not code_cache._cached_regex  # type: ignore[attr-defined]
 
 
