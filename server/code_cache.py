@@ -167,13 +167,24 @@ def regex_key(pattern: str, flags: int) -> bytes:
     return _digest(pattern, "<regex>", f"{int(flags)} {_SRE.MAGIC}")
 
 
+#: The import system's module, whose ``_call_with_frames_removed`` runs a compiled module's body.
+_IMPORT = "importlib._bootstrap"
+
+
 def _in_module_body() -> bool:
     """Whether the code that asked ``re`` for a pattern is a module's own body (the pattern is then part of the
-    module, not made from what a function was given)."""
+    module, not made from what a function was given).
+
+    A compiled module (docs/cli.md, "A compiled engine") runs its body with no frame of its own: the frame
+    under it is the import system's, which runs module bodies and nothing else.
+    """
     frame = sys._getframe(2)  # _cached_regex's caller: re's own functions first
     while frame is not None and frame.f_globals.get("__name__") == "re":
         frame = frame.f_back  # type: ignore[assignment]
-    return frame is not None and frame.f_code.co_name == "<module>"
+    if frame is None:
+        return False
+    code = frame.f_code.co_name
+    return code == "<module>" or code == "_call_with_frames_removed" and frame.f_globals.get("__name__") == _IMPORT
 
 
 def _cached_regex(pattern: object, flags: int = 0, *, _compile: Callable[..., re.Pattern[str]]) -> re.Pattern[str]:
