@@ -1,4 +1,5 @@
-"""A disk cache for the bytecode that attrs, cattrs and dataclasses generate at start-up.
+"""A disk cache for what every start would otherwise redo the same way: the bytecode that attrs, cattrs and
+dataclasses generate, the programs of the regular expressions Margin's modules compile, its packaged data parsed.
 
 ``lsprotocol.types`` defines ~560 attrs classes; attrs writes Python source for
 each class's methods and compiles it, and cattrs does the same for each
@@ -29,8 +30,9 @@ The cache keeps what ``re`` hands ``_sre.compile`` (flags, program, groups) and
 makes the pattern from it, which checks the program as it does any other; one
 it refuses is compiled as usual.  Only patterns a module's own body compiles
 while modules load are kept: never one a function makes, from a user's text
-or settings (a glob) or anything else.  So is the engine's packaged TOML (units and chips) as parsed, by
-its text (~2.3 ms to parse and ~1.5 ms to load ``tomllib``, every start).
+or settings (a glob) or anything else.  The engine's packaged TOML (units and
+chips) is kept as parsed too, by its text (~2.3 ms to parse and ~1.5 ms to
+load ``tomllib``, every start).
 """
 
 from __future__ import annotations

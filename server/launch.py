@@ -3,9 +3,10 @@
 The modules load with the cyclic collector paused and are then frozen out of
 its way (:mod:`server.collector`); the code that attrs, cattrs (the language
 server's protocol) and dataclasses (every command's) generate comes from
-:mod:`server.code_cache`, and so do the regular expressions they compile.  ``margin lsp`` loads only the protocol and its
-own options (:mod:`server.lsp.command`), not the rest of the command line: the
-engine loads once ``initialize`` is answered (docs/editors.md, "How it stays fast").
+:mod:`server.code_cache`, and so do the programs of the regular expressions
+they compile.  ``margin lsp`` loads only the protocol and its own options
+(:mod:`server.lsp.command`), not the rest of the command line: the engine
+loads once ``initialize`` is answered (docs/editors.md, "How it stays fast").
 An error while loading is an internal error (:mod:`server.crash`).
 """
 
