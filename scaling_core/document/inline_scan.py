@@ -16,7 +16,7 @@ from scaling_core.diagnostics import make_diagnostic
 from scaling_core.document.latex import find_math
 from scaling_core.document.problem_syntax import answer_marks
 from scaling_core.document.prose import TRAILING_NUMBER
-from scaling_core.document.regions import CalcRegion, ChunkScan, ClaimRegion, CodeSpanRegion, Suppression
+from scaling_core.document.regions import CalcRegion, ChunkScan, ClaimRegion, CodeSpanRegion, Suppression, may_check
 from scaling_core.text import LineIndex, Span, new_span
 
 _COMMENT = re.compile(r"<!--(.*?)(?:-->|\Z)", re.S)
@@ -92,7 +92,7 @@ class InlineScanner:
                 self.out.regions.extend(find_math(chunk, start))
             return
         code_spans = self.code_spans(chunk, start)
-        masked = _mask(chunk, [(s.span.start - start, s.span.end - start) for s in code_spans])
+        masked = _mask(chunk, code_spans)
         if math:
             self.out.regions.extend(find_math(masked, start))
         for match in _COMMENT.finditer(masked):
@@ -100,9 +100,10 @@ class InlineScanner:
         if answers:
             self.out.answer_marks += answer_marks(_COMMENT.sub(lambda m: " " * len(m.group()), masked), start)
 
-    def code_spans(self, chunk: str, base: int) -> list[CodeSpanRegion]:
-        """The one-line code spans of ``chunk`` (at offset ``base``), kept as regions and returned."""
-        found: list[CodeSpanRegion] = []
+    def code_spans(self, chunk: str, base: int) -> list[tuple[int, int]]:
+        """Where the one-line code spans of ``chunk`` (at offset ``base``) are in it; those that may be checked
+        are kept as regions."""
+        found: list[tuple[int, int]] = []
         regions = self.out.regions
         position = 0
         while True:
@@ -134,14 +135,16 @@ class InlineScanner:
             if stripped and "\n" not in content and "\r" not in content:
                 role = start >= 6 and chunk.startswith("{calc}", start - 6)  # O(1): paragraphs can be long
                 begin = start - 6 if role else start
-                span = CodeSpanRegion(
-                    new_span(Span, (base + begin, base + after)),
-                    opened + len(content) - len(content.lstrip(" ")) - begin,
-                    stripped,
-                    role,
-                )
-                found.append(span)
-                regions.append(span)
+                found.append((begin, after))
+                if role or may_check(stripped):
+                    regions.append(
+                        CodeSpanRegion(
+                            new_span(Span, (base + begin, base + after)),
+                            opened + len(content) - len(content.lstrip(" ")) - begin,
+                            stripped,
+                            role,
+                        )
+                    )
             position = after
 
     def comment(self, match: re.Match[str], chunk: str, base: int) -> None:

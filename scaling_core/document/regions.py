@@ -48,8 +48,13 @@ class CodeSpanRegion:
         Most code spans are ordinary code (``bf16[8192, 32768]``, ``int8``):
         they are not evaluated, looked up in the region cache or recorded.
         """
-        text = self.text
-        return self.role or "=" in text or "≈" in text or "~" in text
+        return self.role or may_check(self.text)
+
+
+def may_check(text: str) -> bool:
+    """Whether a code span's text may be a check or a value (``=``, ``≈`` or ``~`` in it): the scan keeps
+    no other code span without a role as a region (~55% of a book's code spans)."""
+    return "=" in text or "≈" in text or "~" in text
 
 
 @record(slots=True)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from scaling_core.document import inline_scan
 from scaling_core.document.extract import extract
 from scaling_core.document.prose import TRAILING_NUMBER
-from scaling_core.document.regions import CalcRegion, ClaimRegion, CodeSpanRegion
+from scaling_core.document.regions import CalcRegion, ClaimRegion, CodeSpanRegion, MathRegion, may_check
 from scaling_core.text import LineIndex
 from tests.conftest import analyze, codes, statuses
 
@@ -73,9 +73,18 @@ def test_calc_blocks_in_blockquotes_and_lists_keep_exact_offsets() -> None:
 
 
 def test_code_spans_and_roles() -> None:
-    text = "Use ``a ` b`` and {calc}`t -> days` and `1 + 1 = 2`."
+    text = "Use ``a ` b = 1`` and {calc}`t -> days` and `1 + 1 = 2`, not `bf16[8192]`."
     spans = [r for r in extract(text).regions if isinstance(r, CodeSpanRegion)]
-    assert [(s.text, s.role) for s in spans] == [("a ` b", False), ("t -> days", True), ("1 + 1 = 2", False)]
+    assert [(s.text, s.role) for s in spans] == [("a ` b = 1", False), ("t -> days", True), ("1 + 1 = 2", False)]
+
+
+def test_an_ordinary_code_span_is_no_region_but_still_code() -> None:
+    """A code span that cannot be checked (no role, no ``=``, ``≈`` or ``~``) is not kept as a region, and what it
+    holds is still code: LaTeX math in it is no math."""
+    text = "The tile `bf16[$8192$]` is 2<!-- = 2 --> wide, and $x$ is math."
+    assert [type(r) for r in extract(text).regions] == [ClaimRegion, MathRegion]
+    doc = analyze(text)
+    assert [(c.status, text[c.span.start : c.span.end]) for c in doc.checks] == [("pass", "2")]
 
 
 def test_code_spans_that_are_not_checks_are_left_alone() -> None:
@@ -165,7 +174,7 @@ def test_code_spans_are_found_as_commonmarks_rule_finds_them(pieces: list[str]) 
     """The scanner's lone-backtick search finds what the two patterns of the rule find, at the same offsets."""
     chunk = "".join(pieces)
     scanner = inline_scan.InlineScanner(chunk, LineIndex(chunk))
-    returned = scanner.code_spans(chunk, 7)
-    found = [(s.span.start - 7, s.span.end - 7, s.content_span.start - 7, s.text, s.role) for s in returned]
-    assert found == _code_spans_by_pattern(chunk)
-    assert scanner.out.regions == returned
+    expected = _code_spans_by_pattern(chunk)
+    assert scanner.code_spans(chunk, 7) == [(start, end) for start, end, *_ in expected]
+    kept = [(s.span.start - 7, s.span.end - 7, s.content_span.start - 7, s.text, s.role) for s in scanner.out.regions]
+    assert kept == [span for span in expected if span[4] or may_check(span[3])]
