@@ -234,3 +234,25 @@ def test_a_region_key_keeps_the_text_the_names_memo_holds_not_a_second_copy() ->
     # the key holds the string the memo keeps (equal text, the same object), so each region's text is held once.
     copies = [source.encode().decode() for source in sources]  # equal texts, other strings
     assert all(copy is not source and read_once(copy)[0] is source for copy, source in zip(copies, sources))
+
+
+def test_fingerprints_are_equal_exactly_when_values_are() -> None:
+    """Equal fingerprints, equal values: a float stands for itself, and what its equality would blur (zeros'
+    signs, NaN) or what is no plain float (integers, arrays) by its bytes; dimension, inference and label count."""
+    import numpy as np
+
+    from scaling_core.units.quantity import Quantity
+
+    values = [
+        Quantity(2.5), Quantity(2.5, 1), Quantity(2.5, 0, True), Quantity(2.5, 0, False, "token"), Quantity(-2.5),
+        Quantity(0.0), Quantity(-0.0), Quantity(float("nan")), Quantity(float("inf")), Quantity(float("-inf")),
+        Quantity(np.array([1.0, 2.0])), Quantity(np.array([1.0, 3.0])), None,
+    ]  # fmt: skip
+    prints = [fingerprint(value) for value in values]
+    for i, first in enumerate(prints):
+        for j, second in enumerate(prints):
+            assert (first == second) == (i == j), (values[i], values[j])
+    again = [fingerprint(value) for value in [Quantity(2.5), Quantity(-0.0), Quantity(float("nan")), Quantity(3)]]
+    assert again[:3] == [prints[0], prints[6], prints[7]] and again[3] == fingerprint(Quantity(3))
+    shared = Quantity(1e9)
+    assert fingerprint(shared)[0] is shared.value  # type: ignore[index]  # the float itself, not a copy of its bytes
