@@ -118,6 +118,18 @@ class Editor:
                 return int(line.split()[1]) / 1024
         return float("nan")
 
+    async def settled_rss_mb(self, quiet_s: float = 0.5, limit_s: float = 5.0) -> tuple[float, float]:
+        """The server's resident memory once it stops falling (no new low for ``quiet_s``; at most ``limit_s``)
+        and how long that took: a long draft's replaced analysis is freed in the background after the new one
+        is published, and the memory handed back then (``collector.release_in_background``)."""
+        began = time.perf_counter()
+        lowest, since = self.rss_mb(), began
+        while (now := time.perf_counter()) - since < quiet_s and now - began < limit_s:
+            await asyncio.sleep(0.05)
+            if (rss := self.rss_mb()) < lowest:
+                lowest, since = rss, time.perf_counter()
+        return lowest, since - began
+
     async def loop_max_ms(self, reset: bool = False) -> float:
         """The longest event-loop turn so far (since the last reset); ``reset`` starts the figure over."""
         stats = await self.lsp.protocol.send_request_async("margin/serverStats", {"resetLoop": reset})
@@ -307,6 +319,8 @@ async def _huge_session(editor: Editor, size: int, burst: int) -> Row:
     row.edits[f"burst of {burst}"] = [(time.perf_counter() - began) * 1e3]
     row.rss_after, row.rss_edits, row.rss_peak = editor.rss_mb(), burst + 1, editor.rss_mb("VmHWM")
     row.loop_max = await editor.loop_max_ms()
+    settled, after = await editor.settled_rss_mb()
+    row.notes.append(f"RSS once the replaced analysis is freed ({after:.1f} s after the last diagnostics): {settled:.0f} MB")
     await editor.stop()
     return row
 
