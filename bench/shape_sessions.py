@@ -320,7 +320,9 @@ async def _huge_session(editor: Editor, size: int, burst: int) -> Row:
     row.rss_after, row.rss_edits, row.rss_peak = editor.rss_mb(), burst + 1, editor.rss_mb("VmHWM")
     row.loop_max = await editor.loop_max_ms()
     settled, after = await editor.settled_rss_mb()
-    row.notes.append(f"RSS once the replaced analysis is freed ({after:.1f} s after the last diagnostics): {settled:.0f} MB")
+    row.notes.append(
+        f"RSS once the replaced analysis is freed ({after:.1f} s after the last diagnostics): {settled:.0f} MB"
+    )
     await editor.stop()
     return row
 

@@ -96,7 +96,7 @@ class Effects:
         start, and the positions of the failing ones (FAIL or WARN).  Worked out once."""
         facts = self._check_facts
         if facts is None:
-            facts = self._check_facts = check_facts(self.checks, [check.span.start for check in self.checks])
+            facts = self._check_facts = check_facts(self.checks, [check.start for check in self.checks])
         return facts
 
     @property
@@ -288,9 +288,9 @@ def results_bounds(items: Sequence[ValueResult | CheckResult | Reference], at: S
     if not items:
         return ()
     if at is None:
-        return span_bounds([item.span.start for item in items], [item.span.end for item in items])
-    return span_bounds([item.span.start + delta for item, delta in zip(items, at)],
-                       [item.span.end + delta for item, delta in zip(items, at)])  # fmt: skip
+        return span_bounds([item.start for item in items], [item.end for item in items])
+    return span_bounds([item.start + delta for item, delta in zip(items, at)],
+                       [item.end + delta for item, delta in zip(items, at)])  # fmt: skip
 
 
 def owners_of(bindings: Sequence[Binding], references: Sequence[Reference]) -> tuple[int | None, ...]:

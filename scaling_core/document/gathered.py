@@ -140,7 +140,7 @@ class Piece:
                              for items in (self.values, self.checks, self.references)])  # type: ignore[assignment]  # fmt: skip
         if self.checks:
             checks = self.checks.items
-            self.facts = check_facts(checks, [check.span.start + delta for check, delta in self.checks])
+            self.facts = check_facts(checks, [check.start + delta for check, delta in self.checks])
         if self.settled is not None:
             self.settled.seal()
 

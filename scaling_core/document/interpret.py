@@ -197,11 +197,11 @@ class Interpreter(Checking):
                 value, display_as = self.value_and_display(statement.expr, statement.convert)
                 self.define(statement.name, value, statement.name_span, statement.expr)
                 out.values.append(
-                    ValueResult(statement.span, display_as, _quantity(value), statement.name, written=True)
+                    ValueResult.at(statement.span, display_as, _quantity(value), statement.name, written=True)
                 )
             elif isinstance(statement, ast.Show):
                 value, display_as = self.value_and_display(statement.expr, statement.convert)
-                out.values.append(ValueResult(statement.span, display_as, _quantity(value), None, written=True))
+                out.values.append(ValueResult.at(statement.span, display_as, _quantity(value), None, written=True))
             else:
                 self.check_calc(statement)
         except EvaluationError as failure:
@@ -293,7 +293,7 @@ class Interpreter(Checking):
         values = self.out.values
         if values and values[-1].span == statements[0].span:
             last = values.pop()
-            values.append(ValueResult(region.span, last.display_as, last.quantity, None, True, last.written))
+            values.append(ValueResult.at(region.span, last.display_as, last.quantity, None, True, last.written))
         del self.evaluator.hints[hints_before:]
 
 

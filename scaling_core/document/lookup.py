@@ -19,7 +19,6 @@ from typing import Any, Generic, Protocol, TypeVar
 from scaling_core.document.results import Binding, CheckResult, DocumentAnalysis, Reference, ValueResult
 from scaling_core.document.segments import BOUNDS_STEP, Segments, known_bounds
 from scaling_core.document.sorted_on_read import SortedOnRead
-from scaling_core.text import Span
 
 #: Spans longer than this are few (a whole problem, a long block's value): they are scanned, not indexed.
 WIDE = 4096
@@ -29,8 +28,14 @@ JOINED_AT_MOST = 64
 
 
 class _Spanned(Protocol):
+    """What the indexes hold (values, checks, definitions): where each starts and ends, read without making
+    its span."""
+
     @property
-    def span(self) -> Span: ...
+    def start(self) -> int: ...
+
+    @property
+    def end(self) -> int: ...
 
 
 _T = TypeVar("_T", bound=_Spanned)
@@ -43,8 +48,8 @@ class _SortedSpans(Generic[_T]):
 
     def __init__(self, items: list[_T]) -> None:
         self.items = items
-        starts = [item.span.start for item in items]
-        ends = [item.span.end for item in items]
+        starts = [item.start for item in items]
+        ends = [item.end for item in items]
         narrow = [n for n, (start, end) in enumerate(zip(starts, ends)) if end - start <= WIDE]
         self._wide = [n for n, (start, end) in enumerate(zip(starts, ends)) if end - start > WIDE]
         # Sorting keys read from lists (a method written in C, not a Python function per item): ~3x faster.
@@ -58,15 +63,15 @@ class _SortedSpans(Generic[_T]):
         items = self.items
         low = bisect.bisect_left(self._starts, offset - WIDE)
         high = bisect.bisect_right(self._starts, offset)
-        found = [n for n in self._by_start[low:high] if items[n].span.end >= offset]
-        found += [n for n in self._wide if items[n].span.start <= offset <= items[n].span.end]
+        found = [n for n in self._by_start[low:high] if items[n].end >= offset]
+        found += [n for n in self._wide if items[n].start <= offset <= items[n].end]
         return [items[n] for n in sorted(found)]
 
     def starting_between(self, low: int, high: int) -> list[_T]:
         """The items whose spans start in ``[low, high)``, in list order."""
         items = self.items
         found = self._by_start[bisect.bisect_left(self._starts, low) : bisect.bisect_left(self._starts, high)]
-        found += [n for n in self._wide if low <= items[n].span.start < high]
+        found += [n for n in self._wide if low <= items[n].start < high]
         return [items[n] for n in sorted(found)]
 
     def ending_between(self, start: int, end: int) -> list[_T]:
@@ -245,13 +250,13 @@ def _stretches(items: Sequence[_T]) -> tuple[list[_Stretch], list[int], list[int
         for first in range(0, len(ready), step):
             block = ready[first : first + step]
             stretches.append((ready, first, first + len(block), None))
-            starts.append(min([item.span.start for item in block]))
-            ends.append(max([item.span.end for item in block]))
+            starts.append(min([item.start for item in block]))
+            ends.append(max([item.end for item in block]))
     return stretches, starts, ends
 
 
 def _start(item: _Spanned) -> int:
-    return item.span.start
+    return item.start
 
 
 #: Items :func:`move_into_place` moves between two questions to ``go_on`` (~1.5 µs each on a 2-core machine: ~1 ms).

@@ -144,9 +144,15 @@ class Reference:
 
 @record(slots=True)
 class ValueResult(_FormattedOnce):
-    """A value shown in the margin (after a statement or an inline expression)."""
+    """A value shown in the margin (after a statement or an inline expression).
 
-    span: Span
+    Where it is shown is kept as two offsets, ``start`` and ``end``, as a definition's is (:attr:`span` makes the
+    span when read; :meth:`at` makes a value from one): a span object of its own took 64 more bytes a value, and
+    a moved value made one again (a 20 MB draft has ~96,000 values).
+    """
+
+    start: int
+    end: int
     #: How to display it: the text itself (a record's title), ``(divisor, unit)`` after ``-> unit``,
     #: or None for the readable unit display policy chooses.
     display_as: str | tuple[float, str] | None
@@ -156,6 +162,19 @@ class ValueResult(_FormattedOnce):
     #: Whether it shows an expression written at ``span`` (a calc statement's, a role's): a derivation reads it
     #: again there (``written.py``).
     written: bool = False
+
+    @classmethod
+    def at(
+        cls, span: Span, display_as: str | tuple[float, str] | None, quantity: Quantity | None, name: str | None,
+        inline: bool = False, written: bool = False,
+    ) -> ValueResult:  # fmt: skip
+        """The value shown at ``span``."""
+        return cls(span[0], span[1], display_as, quantity, name, inline, written)
+
+    @property
+    def span(self) -> Span:
+        """Where it is shown."""
+        return new_span(Span, (self.start, self.end))
 
     @property
     def display(self) -> str:
@@ -179,10 +198,15 @@ def check_subject(left: str | None, computed: str) -> str:
 
 @record(slots=True)
 class CheckResult(_FormattedOnce):
-    """One check: a calc check, a checked code span or a prose claim."""
+    """One check: a calc check, a checked code span or a prose claim.
+
+    Where it is written is kept as two offsets, ``start`` and ``end``, as a value's is (:attr:`span` makes the
+    span when read; :meth:`at` makes a check from one).
+    """
 
     kind: CheckKind
-    span: Span
+    start: int
+    end: int
     status: CheckStatus
     op: str
     claim: str
@@ -195,6 +219,20 @@ class CheckResult(_FormattedOnce):
     allowance: tuple[float, float] | None = None
     #: The name on the computed side, if any (``t`` in ``t ≈ 5 ms``).
     left: str | None = None
+
+    @classmethod
+    def at(
+        cls, kind: CheckKind, span: Span, status: CheckStatus, op: str, claim: str, computed: Quantity | None,
+        text: str | None, problem: str | None = None, claimed: Quantity | None = None,
+        allowance: tuple[float, float] | None = None, left: str | None = None,
+    ) -> CheckResult:  # fmt: skip
+        """The check written at ``span``."""
+        return cls(kind, span[0], span[1], status, op, claim, computed, text, problem, claimed, allowance, left)
+
+    @property
+    def span(self) -> Span:
+        """Where it is written."""
+        return new_span(Span, (self.start, self.end))
 
     @property
     def computed_display(self) -> str:

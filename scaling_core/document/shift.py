@@ -74,9 +74,8 @@ _object_new = object.__new__
 
 def move_value(delta: int, value: ValueResult) -> ValueResult:
     """A replayed value moved by ``delta``."""
-    span = value.span
-    return ValueResult(new_span(Span, (span[0] + delta, span[1] + delta)), value.display_as, value.quantity,
-                       value.name, value.inline, value.written)  # fmt: skip
+    return ValueResult(value.start + delta, value.end + delta, value.display_as, value.quantity, value.name,
+                       value.inline, value.written)  # fmt: skip
 
 
 def move_reference(delta: int, recorded: tuple[Reference, Binding | None]) -> Reference:
@@ -87,10 +86,8 @@ def move_reference(delta: int, recorded: tuple[Reference, Binding | None]) -> Re
 
 def move_check(delta: int, check: CheckResult) -> CheckResult:
     """A replayed check moved by ``delta``."""
-    span = check.span
-    return CheckResult(check.kind, new_span(Span, (span[0] + delta, span[1] + delta)), check.status, check.op,
-                       check.claim, check.computed, check.text, check.problem, check.claimed, check.allowance,
-                       check.left)  # fmt: skip
+    return CheckResult(check.kind, check.start + delta, check.end + delta, check.status, check.op, check.claim,
+                       check.computed, check.text, check.problem, check.claimed, check.allowance, check.left)  # fmt: skip
 
 
 def move_bindings(delta: int, bindings: tuple[Binding, ...]) -> tuple[Binding, ...]:

@@ -73,7 +73,7 @@ class CheckReporting:
             fixes = self.fixes(kind, claim, outcome, at)
             self.diagnostics.append(make_diagnostic("C001", "check failed: " + message, at, notes=notes, fixes=fixes))
         allowance = (largest(outcome.allowance[0]), largest(outcome.allowance[1]))
-        self.checks.append(CheckResult(kind, span, status, op, claim, outcome.computed, message, self.problem,
+        self.checks.append(CheckResult.at(kind, span, status, op, claim, outcome.computed, message, self.problem,
                                        outcome.claimed, allowance, left))  # fmt: skip
 
     def fixes(self, kind: CheckKind, claim: str, outcome: Outcome, at: Span) -> tuple[Fix, ...]:
@@ -101,7 +101,7 @@ class CheckReporting:
 
     def record_skip(self, kind: CheckKind, span: Span, op: str, claim: str) -> None:
         """Record a check that could not be evaluated (its error is reported separately)."""
-        self.checks.append(CheckResult(kind, span, CheckStatus.SKIP, op, claim, None, "not evaluated", self.problem))
+        self.checks.append(CheckResult.at(kind, span, CheckStatus.SKIP, op, claim, None, "not evaluated", self.problem))
 
 
 def nearest_reading(claim: str, unit: str | None, reading: Quantity, claimed: Quantity) -> str:
@@ -127,8 +127,9 @@ def nearest_reading(claim: str, unit: str | None, reading: Quantity, claimed: Qu
 
 # -- problems ----------------------------------------------------------------
 def span_start(item: Diagnostic | CheckResult) -> int:
-    """Where a diagnostic or check starts (the sort key of :func:`within`'s lists)."""
-    return item.span.start
+    """Where a diagnostic or check starts (the sort key of :func:`within`'s lists; a check's without making
+    its span)."""
+    return item.start if type(item) is CheckResult else item.span.start
 
 
 Spanned = TypeVar("Spanned", Diagnostic, CheckResult)
