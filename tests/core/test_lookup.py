@@ -297,6 +297,35 @@ def test_a_definition_is_where_its_span_said_moved_or_not_and_holds_no_span_obje
     assert [text[b.span.start : b.span.end] for b in found] == ["flops_2", "t"]  # where each name is defined
 
 
+def test_values_and_checks_are_where_written_moved_or_not_and_hold_no_span_object() -> None:
+    import gc
+
+    from scaling_core.document.results import CheckKind, CheckResult, CheckStatus, ValueResult
+    from scaling_core.document.shift import move_check, move_value
+    from scaling_core.text import Span
+
+    value = ValueResult.at(Span(30, 39), None, None, "t", written=True)
+    check = CheckResult.at(CheckKind.CLAIM, Span(50, 64), CheckStatus.PASS, "=", "6", None, None, left="t")
+    assert (value.start, value.end, value.span) == (30, 39, Span(30, 39)) and check.span == Span(50, 64)
+    moved_value, moved_check = move_value(5, value), move_check(-7, check)
+    assert moved_value.span == Span(35, 44) and (moved_value.name, moved_value.written) == ("t", True)
+    assert moved_check.span == Span(43, 57) and (moved_check.kind, moved_check.left) == (CheckKind.CLAIM, "t")
+    for result in (value, check, moved_value, moved_check):
+        assert not any(isinstance(held, Span) for held in gc.get_referents(result))
+    text = "# T\n\n```calc\nflops_2 = 3\nt = flops_2 * 2\n```\n\nIt is 6<!-- = t * 1 -->.\n"
+    cache = RegionCache()
+    analyze_document(text, "v.md", cache=cache)
+    moved_text = "Typed above.\n" + text  # replayed: the results are moved
+    for analysis, written in (
+        (analyze_document(text, "v.md"), text),
+        (analyze_document(moved_text, "v.md", cache=cache), moved_text),
+    ):
+        assert [written[v.start : v.end] for v in analysis.values] == ["flops_2 = 3", "t = flops_2 * 2"]
+        assert [written[c.start : c.end] for c in analysis.checks] == ["6"]  # a claim's check is its number
+        index = lookup.checks_index(analysis)
+        assert index.first_holding(analysis.checks[0].start + 1) is analysis.checks[0]
+
+
 def test_a_plain_list_is_indexed_as_a_list_once_lists_were_seen_as_sequences() -> None:
     # Compiled (mypyc), Segments and SortedOnRead share the ABC cache of ``Sequence``: once a list has been
     # checked to be a Sequence, ``isinstance(a_list, SortedOnRead)`` says yes (CI's compiled run).
