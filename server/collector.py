@@ -95,7 +95,8 @@ def release_in_background(box: list[object], hand_back: bool = False) -> None:
     them: an object that lists what it holds (a ``held_objects()`` method:
     ``DocumentAnalysis.held_objects``) has that list dropped :data:`RELEASE_SLICE` items at a time
     (``bench/bench_release.py``, 20 MB: the longest wait of a 1 ms timer
-    140-169 -> 28-32 ms); anything else is walked through its references
+    140-169 -> 28-32 ms; as that bench now measures, with the server's 1 ms
+    switch interval and line index: 32-33 -> 2.9-4.5 ms); anything else is walked through its references
     (``gc.get_referents``) to :data:`RELEASE_DEPTH`, and through long
     containers at any depth, each part dropped after what it holds was
     taken out of it (a closed 20 MB draft's analysis and region cache:
