@@ -204,7 +204,7 @@ class Driver:
     def active(self, region: Region) -> bool:
         """Whether ``region`` is checked with these settings (code spans and LaTeX math may not be)."""
         if isinstance(region, CodeSpanRegion):
-            return (self.code_spans or region.role) and region.may_check
+            return self.code_spans or region.role
         return self.latex_math or not isinstance(region, MathRegion)
 
     def checked(self, scan: ChunkScan, low: int, high: int) -> bool:

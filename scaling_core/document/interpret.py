@@ -115,8 +115,8 @@ class Interpreter(Checking):
         """
         start = region.number_span.start if isinstance(region, ClaimRegion) else region.span.start
         budget = self.evaluator.budget
-        if budget.stopped or (isinstance(region, CodeSpanRegion) and not region.may_check):
-            return Effects(start, (), (), (), (), ())  # ordinary code (most code spans), or out of time
+        if budget.stopped:
+            return Effects(start, (), (), (), (), ())  # out of time
         self.region_scope.begin(scope, quiet=quiet)
         out = self.out
         out.problem = scope.problem

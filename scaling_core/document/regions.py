@@ -41,19 +41,14 @@ class CodeSpanRegion:
         span took ~120 bytes: ~80,000 of them in a 20 MB draft)."""
         return content_span(self.span, self.content_offset, self.text)
 
-    @property
-    def may_check(self) -> bool:
-        """Whether it may be a check or a value: a ``{calc}`` role, or text with ``=``, ``≈`` or ``~``.
-
-        Most code spans are ordinary code (``bf16[8192, 32768]``, ``int8``):
-        they are not evaluated, looked up in the region cache or recorded.
-        """
-        return self.role or may_check(self.text)
-
 
 def may_check(text: str) -> bool:
-    """Whether a code span's text may be a check or a value (``=``, ``≈`` or ``~`` in it): the scan keeps
-    no other code span without a role as a region (~55% of a book's code spans)."""
+    """Whether a code span's text may be a check or a value (``=``, ``≈`` or ``~`` in it).
+
+    Most code spans are ordinary code (``bf16[8192, 32768]``, ``int8``: ~55% of a book's): the scan keeps
+    a code span as a region only with a ``{calc}`` role or when this says yes, so every
+    :class:`CodeSpanRegion` may be checked.
+    """
     return "=" in text or "≈" in text or "~" in text
 
 
