@@ -133,7 +133,8 @@ def _analyze(
     check_stop: Callable[[], None] | None,
 ) -> DocumentAnalysis:
     index = index or LineIndex(text)
-    found = extract(text, index, cache.chunks if cache is not None else None, check_stop)
+    chunk_cache = cache.chunks if cache is not None else None
+    found = extract(text, index, chunk_cache, check_stop, latex_math=config.latex_math)
     result = DocumentAnalysis(path, text, index)
 
     def import_names(statement: ast.Import) -> dict[str, Binding]:

@@ -276,12 +276,12 @@ def _region_start(region: Region) -> int:
     return region.number_span.start if isinstance(region, ClaimRegion) else region.span.start
 
 
-def scan_chunk(text: str) -> ChunkScan:
-    """Scan one chunk of a document (offsets relative to the chunk)."""
+def scan_chunk(text: str, latex_math: bool = False) -> ChunkScan:
+    """Scan one chunk of a document (offsets relative to the chunk); its LaTeX math too with ``latex_math``."""
     if len(text) > _LONG_FENCE and text.startswith(("```", "~~~")) and "\r" not in text:
-        if (scan := _lone_fence(text)) is not None:
+        if (scan := _lone_fence(text, latex_math)) is not None:
             return scan
-    return _Extractor(text, LineIndex(text)).run()
+    return _Extractor(text, LineIndex(text), latex_math).run()
 
 
 #: A chunk longer than this that is one fenced block is read without segments (a fence is read without markdown-it).
@@ -290,7 +290,7 @@ _LONG_FENCE = 4096
 _Plan = tuple[int, int, list[Block], str, str]
 
 
-def _lone_fence(text: str) -> ChunkScan | None:
+def _lone_fence(text: str, latex_math: bool) -> ChunkScan | None:
     """The scan of a chunk that is one fenced block at column 0 and blank lines, as markdown-it would make it."""
     fence = closed_fence(text, 0)
     if fence is None or text[fence[2] :].strip():
@@ -298,7 +298,7 @@ def _lone_fence(text: str) -> ChunkScan | None:
     markup, info, end = fence
     if info.split()[:1] == ["calc"]:
         return lone_calc_fence(text, end)
-    extractor = _Extractor(text, LineIndex(text))
+    extractor = _Extractor(text, LineIndex(text), latex_math)
     extractor.fence(info.strip(), 0, text.count("\n", 0, end) + 1, markup, -1)
     extractor.out.regions.sort(key=_region_start)
     return extractor.out
@@ -309,8 +309,11 @@ def extract(
     index: LineIndex | None = None,
     cache: ChunkCache | None = None,
     check_stop: Callable[[], None] | None = None,
+    *,
+    latex_math: bool = False,
 ) -> Extraction:
-    """Find calc blocks, code spans, claims, problems and suppressions in ``text``.
+    """Find calc blocks, code spans, claims, problems and suppressions in ``text`` (and with ``latex_math``,
+    the setting, LaTeX math that may hold a chain: without it math is never read).
 
     The text is scanned in chunks (see :mod:`chunks`); with a ``cache`` from
     the previous version, unchanged chunks are not parsed again, and their
@@ -321,7 +324,9 @@ def extract(
     index = index or LineIndex(text)
     if cache is None:
         # One pass needs no chunks; the property test checks that chunked scans agree.
-        return finalize([scan := _Extractor(text, index).run()], text, index, [(0, scan)])
+        return finalize([scan := _Extractor(text, index, latex_math).run()], text, index, [(0, scan)])
+    if cache.latex_math != latex_math:  # its scans were made the other way
+        cache.start_over(latex_math)
     layout = _read_chunks(text, cache, check_stop)
     scans, chunks, walked = [], [], []
     for number, (start, key, scan) in enumerate(zip(layout.starts, layout.keys, layout.scans)):
@@ -364,7 +369,7 @@ def _read_chunks(text: str, cache: ChunkCache, check_stop: Callable[[], None] | 
             if found is None:
                 if check_stop is not None:
                     check_stop()
-                found = scan_chunk(chunk)
+                found = scan_chunk(chunk, cache.latex_math)
                 cache.put(key, text, begin, found)
             scan = found
             if not scan.open_at_end or end == len(text):

@@ -55,7 +55,17 @@ class ChunkCache:
     the draft's own string, not a copy of each chunk, which doubled a long draft's text in memory).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, latex_math: bool = False) -> None:
+        self.start_over(latex_math)
+
+    def start_over(self, latex_math: bool) -> None:
+        """Forget every scan: from now on chunks are scanned for LaTeX math or not (``latex_math``).
+
+        A scan finds math only with the ``latex_math`` setting (``inline_scan.py``), so scans
+        made the other way cannot be reused; :func:`extract.extract` starts over when it changes.
+        """
+        #: Whether its scans looked for LaTeX math.
+        self.latex_math = latex_math
         #: Each chunk's scan, by the hash of its text: (the text it was read in, where it starts there, scan).
         self._entries: dict[int, tuple[str, int, ChunkScan]] = {}
         self._next: dict[int, tuple[str, int, ChunkScan]] = {}

@@ -122,6 +122,20 @@ def _closing(chunk: str, opener: str, start: int) -> int | None:
     return at if at >= 0 else None
 
 
+def may_relate(text: str) -> bool:
+    """Whether math may hold a chain: an ``=``, ``≈`` or ``\\approx`` (or the like) in it.
+
+    Most math states no equality (``$B$``, ``$\\alpha$``): such math is never read, so the scan keeps only
+    the math this says yes to (:func:`checkable_math`), as it keeps only code spans that may be checked.
+    """
+    return _MAY_RELATE.search(text) is not None
+
+
+def checkable_math(chunk: str, base: int) -> list[MathRegion]:
+    """:func:`find_math`'s math that may hold a chain (:func:`may_relate`): the regions a scan keeps."""
+    return [region for region in find_math(chunk, base) if may_relate(region.text)]
+
+
 # -- reading math ----------------------------------------------------------------
 def read_math(region: MathRegion, is_unit: Callable[[str], bool]) -> list[Equation]:
     """The checkable chains of a math segment: runs of links joined by ``=`` or ``\\approx``.
@@ -137,8 +151,8 @@ def read_math(region: MathRegion, is_unit: Callable[[str], bool]) -> list[Equati
     offsets into the math as written.
     """
     chains: list[Equation] = []
-    if not _MAY_RELATE.search(region.text):
-        return chains  # most math states no equality: $B$, $\alpha$
+    if not may_relate(region.text):
+        return chains  # the scan keeps no such math; one made by hand may still be given
     base = region.content_span.start
     for equation in split_equations(latex_tokens(region.text)):
         run: list[ChainLink] = []

@@ -127,18 +127,19 @@ BLOCKS = st.sampled_from(
         "> quoted `x = 1`\n", "```calc\nx = 1\n```\n", "```calc\nopen = 2\n", "<!--\n", "-->\n", "---\n",
         "**Question 1:** what is 2<!-- = 1 + 1 -->?\n", "<details>\n", "</details>\n", "1. first\n", "    code `5 = 5`\n",
         ":::{note}\n", ":::\n", "~~~\n", "<!-- margin: off -->\n", "text\n===\n", "",
+        "So $2 \\cdot 3 = 6$ and $x$.\n",
     ]
 )  # fmt: skip
 DOCUMENTS = st.lists(st.tuples(BLOCKS, st.sampled_from(["", "\n", "\n\n", "\r\n\r\n"])), max_size=25)
 
 
 @settings(max_examples=EXAMPLES or 200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(DOCUMENTS)
-def test_chunked_extraction_equals_one_pass(blocks: list[tuple[str, str]]) -> None:
+@given(DOCUMENTS, st.booleans())
+def test_chunked_extraction_equals_one_pass(blocks: list[tuple[str, str]], latex_math: bool) -> None:
     text = "".join(block + gap for block, gap in blocks)
     cache = ChunkCache()
     cache.begin()
-    chunked, whole = extract(text, cache=cache), extract(text)
+    chunked, whole = extract(text, cache=cache, latex_math=latex_math), extract(text, latex_math=latex_math)
     assert all_regions(chunked, cache) == whole.regions
     assert chunked.diagnostics == whole.diagnostics and chunked.problems == whole.problems
     assert chunked.suppressions == whole.suppressions and chunked.calc_suppressions == whole.calc_suppressions
@@ -155,8 +156,8 @@ def test_chunked_extraction_equals_one_pass(blocks: list[tuple[str, str]]) -> No
 )
 def test_a_lone_long_fence_is_read_as_markdown_it_reads_it(lines: list[str], opener: str) -> None:
     text = "\n".join([opener, *lines]) + "\n\n"
-    fast = _lone_fence(text)
-    assert fast is None or fast == _Extractor(text, LineIndex(text)).run()
+    fast = _lone_fence(text, True)
+    assert fast is None or fast == _Extractor(text, LineIndex(text), True).run()
 
 
 @settings(max_examples=EXAMPLES or 100, deadline=None)

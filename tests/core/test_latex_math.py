@@ -177,6 +177,30 @@ def test_math_is_not_read_by_default() -> None:
     assert len(wrong) == len(WRONG) + 1
 
 
+def test_the_scan_keeps_math_only_with_the_setting_and_only_math_that_may_hold_a_chain() -> None:
+    """Math is looked for only with ``latex_math``; then math with no ``=`` or ``≈`` (``$B$``, ``$\\alpha$``),
+    which is never read, is no region either."""
+    text = r"With $B$ and $\alpha$, $2 \cdot 3 = 6$ and $a \approx 4$; so $\{x\}$ and $y \simeq 2$."
+    assert [r for r in extract(text).regions if isinstance(r, MathRegion)] == []
+    kept = [r.text for r in extract(text, latex_math=True).regions if isinstance(r, MathRegion)]
+    assert kept == [r"2 \cdot 3 = 6", r"a \approx 4", r"y \simeq 2"]
+    assert [r.text for r in find_math(text, 0)] == [r"B", r"\alpha", *kept[:2], r"\{x\}", kept[2]]
+
+
+def test_turning_the_setting_on_and_off_rescans_what_the_cache_holds() -> None:
+    """The chunk cache's scans were made with or without math: a change of the setting scans again, so the
+    document checked with one cache across the change reads as a fresh analysis with each setting."""
+    text = "# A\n\nSee $2 \\cdot 24576 / 2400 = 30$ and `1 + 1 = 2`.\n\n## B\n\nAnd $2 + 2 = 4$.\n"
+    cache = RegionCache()
+    for config in (Config(), ON, Config(), ON):
+        reused = analyze_document(text, "x.md", config, cache=cache)
+        fresh = analyze_document(text, "x.md", config)
+        assert [(c.span, c.status) for c in reused.checks] == [(c.span, c.status) for c in fresh.checks]
+        assert [(d.code, d.span) for d in reused.diagnostics] == [(d.code, d.span) for d in fresh.diagnostics]
+        assert len(reused.checks) == (3 if config.latex_math else 1)
+        assert cache.chunks.latex_math is config.latex_math
+
+
 def test_the_setting_is_read_from_a_project_table() -> None:
     config, problems = config_from_mapping({"latex_math": True})
     assert config.latex_math and problems == []
@@ -212,7 +236,7 @@ def test_extraction_finds_math_in_paragraphs_tables_and_answer_blocks_but_not_co
         "Intro $2 \\cdot 3 = 6$.\n\n| a | b |\n|---|---|\n| $4 = 4$ | `$5$` |\n\n"
         "<details>\n\n$$7 = 7$$\n\n</details>\n\n```calc\nx = 1 # $8$\n```\n\n    $9$ indented code\n"
     )
-    regions = [r for r in extract(text).regions if isinstance(r, MathRegion)]
+    regions = [r for r in extract(text, latex_math=True).regions if isinstance(r, MathRegion)]
     assert [r.text for r in regions] == ["2 \\cdot 3 = 6", "4 = 4", "7 = 7"]
 
 

@@ -28,6 +28,8 @@ y = 3 +
 
 It takes 256<!-- = t -->, and that is <!-- = t -->.
 
+In math, $2 \\cdot 128 = 256$ (with the `latex_math` setting).
+
 <details><summary>Answer</summary>
 
 About `2 * 128 = 256`.
@@ -45,7 +47,7 @@ Ignored `1 + 1 = 3`.
 
 
 def test_the_chunk_fills_every_field_of_its_scan() -> None:
-    scan = scan_chunk(EVERYTHING)
+    scan = scan_chunk(EVERYTHING, latex_math=True)
     empty = [f.name for f in fields(ChunkScan) if f.name not in ("open_at_end", "starts", "names")
              and not getattr(scan, f.name)]  # fmt: skip
     assert empty == []  # else the tests below would not see that field moved
@@ -53,18 +55,18 @@ def test_the_chunk_fills_every_field_of_its_scan() -> None:
 
 @pytest.mark.parametrize("delta", [1, 100])
 def test_a_shifted_scan_equals_the_scan_of_the_text_moved_down(delta: int) -> None:
-    scan = scan_chunk(EVERYTHING)
+    scan = scan_chunk(EVERYTHING, latex_math=True)
     scan.starts, scan.names[(True, True, 0, 1)] = [0], ("B",)  # the driver's notes on the scan: not the copy's
     shifted = shift_scan(scan, delta)
-    assert shifted == scan_chunk("\n" * delta + EVERYTHING)  # every compared field
+    assert shifted == scan_chunk("\n" * delta + EVERYTHING, latex_math=True)  # every compared field
     assert set(vars(shifted)) == {f.name for f in fields(ChunkScan)}
     assert shifted.starts is None and shifted.names == {}
 
 
 def test_a_scan_placed_without_its_regions_moves_the_rest_into_lists_of_its_own() -> None:
-    scan = scan_chunk(EVERYTHING)
+    scan = scan_chunk(EVERYTHING, latex_math=True)
     placed = shift_scan(scan, 40, regions=False)
-    moved = scan_chunk("\n" * 40 + EVERYTHING)
+    moved = scan_chunk("\n" * 40 + EVERYTHING, latex_math=True)
     assert placed.regions == [] and placed.headings == moved.headings and placed.answer_marks == moved.answer_marks
     assert placed == ChunkScan([], *[getattr(moved, f.name) for f in fields(ChunkScan)[1:]])
     quiet = scan_chunk("Plain prose.\n")

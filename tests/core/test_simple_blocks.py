@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def scans(text: str) -> tuple[ChunkScan, ChunkScan]:
-    simple = _Extractor(text, LineIndex(text)).run()
-    extractor = _Extractor(text, LineIndex(text))
+    simple = _Extractor(text, LineIndex(text), latex_math=True).run()
+    extractor = _Extractor(text, LineIndex(text), latex_math=True)
     extractor.simple_blocks = False
     return simple, extractor.run()
 
