@@ -39,8 +39,8 @@ if TYPE_CHECKING:
 _FAILING = (CheckStatus.FAIL, CheckStatus.WARN)
 
 
-#: ``segments.span_bounds`` of some results (none: no results).
-Bounds = tuple[tuple[int, int], ...]
+#: ``segments.span_bounds`` of some results, flat (none: no results).
+Bounds = tuple[int, ...]
 
 
 class Imported(NamedTuple):

@@ -229,16 +229,16 @@ def _stretches(items: Sequence[_T]) -> tuple[list[_Stretch], list[int], list[int
         if type(part) is tuple:
             recorded, move, _keys, _unmoved, bounds = part
             count = len(recorded)
-            if bounds is not None and count <= step and len(bounds[1]) == 1:  # most parts: one stretch
-                delta, ((start, end),) = bounds
+            if bounds is not None and count <= step and len(bounds[1]) == 2:  # most parts: one stretch
+                delta, (start, end) = bounds
                 stretches.append((recorded, 0, count, move))
                 starts.append(start + delta)
                 ends.append(end + delta)
                 continue
             known = known_bounds(part)
             if known is not None:
-                delta, pairs = known
-                for number, (start, end) in enumerate(pairs):
+                delta, flat = known
+                for number, (start, end) in enumerate(zip(flat[::2], flat[1::2])):
                     first = number * step
                     stretches.append((recorded, first, min(first + step, count), move))
                     starts.append(start + delta)

@@ -136,12 +136,12 @@ class _Spread:
                 if bounds is None:  # moved now
                     part = sorted(map(part[1], part[0]), key=key)
                     least, most = key(part[0]), key(part[-1])
-                elif len(bounds[1]) == 1:  # most parts
-                    delta, ((least, most),) = bounds  # spans end after they start: the end is a bound
+                elif len(bounds[1]) == 2:  # most parts
+                    delta, (least, most) = bounds  # spans end after they start: the end is a bound
                     least, most = least + delta, most + delta
-                else:
-                    least = min([start for start, _end in bounds[1]]) + bounds[0]
-                    most = max([end for _start, end in bounds[1]]) + bounds[0]
+                else:  # starts and ends, flat
+                    least = min(bounds[1][::2]) + bounds[0]
+                    most = max(bounds[1][1::2]) + bounds[0]
             self._parts.append(part)
             leasts.append(least)
             mosts.append(most)

@@ -260,7 +260,7 @@ def test_a_part_added_with_bounds_that_do_not_fit_its_items_is_moved_whole() -> 
 
     items = [Reference.at(Span(n * 10, n * 10 + 3), f"x{n}", None) for n in range(600)]
     segments: Segments[Reference] = Segments()
-    segments.add_moved(items, lambda item: item, bounds=(0, ((0, 2_563),)))  # one pair: 256 items' bounds
+    segments.add_moved(items, lambda item: item, bounds=(0, (0, 2_563)))  # one start and end: 256 items' bounds
     index = lookup.SpanIndex(segments)
     assert index.first_holding(5_001) is items[500]
     assert index.ending_between(3_000, 3_013) == items[300:302]

@@ -142,7 +142,15 @@ Spanned = tuple[int, int, int]
 @given(
     st.lists(
         st.tuples(
-            st.sampled_from(["ready", "moved", "moved, bounds given", "moved, bounds and unmoved given"]),
+            st.sampled_from(
+                [
+                    "ready",
+                    "moved",
+                    "moved, bounds given",
+                    "moved, bounds and unmoved given",
+                    "moved, bounds given, long",
+                ]
+            ),
             st.lists(st.tuples(st.integers(0, 40), st.integers(0, 6)), max_size=6),
             st.integers(-5, 20),
         ),
@@ -155,36 +163,45 @@ def test_a_window_of_a_list_out_of_order_is_what_sorting_all_gives(
     parts: list[tuple[str, list[tuple[int, int]], int]], low: int, width: int
 ) -> None:
     """Parts in any order, items in any order inside them, equal keys: a window of the sorted list, read
-    without sorting it, is the sorted list's slice (stable), and unless placed the same items."""
-    from scaling_core.document.segments import span_bounds
+    without sorting it, is the sorted list's slice (stable), and unless placed the same items.  A long part
+    has bounds for each of its stretches of ``BOUNDS_STEP`` items."""
+    from scaling_core.document.segments import BOUNDS_STEP, span_bounds
 
     def move(delta: int, item: Spanned) -> Spanned:
         return (item[0] + delta, item[1] + delta, item[2])
 
-    items: Segments[Spanned] = Segments()
-    tag = 0
-    for kind, spans, delta in parts:
-        recorded = []
-        for start, length in spans:
-            recorded.append((start, start + length, tag))
-            tag += 1
-        if kind == "ready":
-            items.extend(recorded)
-            continue
-        bounds = (delta, span_bounds([r[0] for r in recorded], [r[1] for r in recorded])) if "bounds" in kind else None
-        unmoved = (lambda item: item) if "unmoved" in kind else None
-        items.add_moved(tuple(recorded), partial(move, delta), None, unmoved, bounds)
+    def build() -> Segments[Spanned]:
+        """The list, none of its parts moved yet (reading a list whole moves them all into place)."""
+        items: Segments[Spanned] = Segments()
+        tag = 0
+        for kind, spans, delta in parts:
+            if kind.endswith("long") and spans:
+                spans = spans * (2 * BOUNDS_STEP // len(spans) + 1)  # at least three stretches
+            recorded = []
+            for start, length in spans:
+                recorded.append((start, start + length, tag))
+                tag += 1
+            if kind == "ready":
+                items.extend(recorded)
+                continue
+            starts, ends = [r[0] for r in recorded], [r[1] for r in recorded]
+            bounds = (delta, span_bounds(starts, ends)) if "bounds" in kind else None
+            unmoved = (lambda item: item) if "unmoved" in kind else None
+            items.add_moved(tuple(recorded), partial(move, delta), None, unmoved, bounds)
+        return items
+
     high = low + width
-    expected = [item for item in sorted(items, key=lambda item: item[0]) if low <= item[0] < high]
+    every = sorted(build(), key=lambda item: item[0])
+    expected = [item for item in every if low <= item[0] < high]
     for placed in (True, False):
-        ordered = SortedOnRead(items, key=lambda item: item[0])
+        ordered = SortedOnRead(build(), key=lambda item: item[0])
         found = ordered.window(low, high, placed)
         if placed:
             assert found == expected
             assert ordered.window(low, high) == expected  # its index kept
         else:
             assert sorted(item[2] for item in found) == sorted(item[2] for item in expected)
-        assert list(ordered) == sorted(items, key=lambda item: item[0])
+        assert list(ordered) == every
         assert ordered.window(low, high) == expected  # once sorted, a slice of the sorted list
 
 
