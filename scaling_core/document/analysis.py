@@ -195,7 +195,7 @@ def _interpret(
     check_stop: Callable[[], None] | None,
 ) -> None:
     """Evaluate every region in document order (``driver.py``), replaying what the cache knows."""
-    driver = Driver(interpreter, found.problems, config.code_spans, config.latex_math, cache, check_stop)
+    driver = Driver(interpreter, found.problems, config.code_spans, cache, check_stop)
     chunks = found.walked or found.chunks or [(0, ChunkScan(regions=found.regions))]
     driver.walk(chunks, cache.chunks.placed_regions if cache is not None else _placed)
 

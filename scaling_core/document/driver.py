@@ -32,7 +32,6 @@ from scaling_core.document.regions import (
     ChunkScan,
     ClaimRegion,
     CodeSpanRegion,
-    MathRegion,
     ProblemRegion,
     Region,
 )
@@ -58,7 +57,6 @@ class Driver:
         interpreter: Interpreter,
         problems: list[ProblemRegion],
         code_spans: bool,
-        latex_math: bool,
         cache: RegionCache | None,
         check_stop: Callable[[], None] | None,
     ) -> None:
@@ -68,7 +66,7 @@ class Driver:
         #: Problems overlap only when a broken marker nests them (rare): then each region
         #: belongs to the outermost problem holding it, as a single pass over the text gives.
         self.nested = any(b.span.start < a.span.end for a, b in zip(problems, problems[1:]))
-        self.code_spans, self.latex_math = code_spans, latex_math
+        self.code_spans = code_spans
         self.cache = cache
         self.check_stop = check_stop
         self.forward = ForwardReferences(interpreter, cache)
@@ -202,21 +200,20 @@ class Driver:
 
     # -- runs ----------------------------------------------------------------------
     def active(self, region: Region) -> bool:
-        """Whether ``region`` is checked with these settings (code spans and LaTeX math may not be)."""
-        if isinstance(region, CodeSpanRegion):
-            return self.code_spans or region.role
-        return self.latex_math or not isinstance(region, MathRegion)
+        """Whether ``region`` is checked with these settings: a code span without a role may not be.  (LaTeX
+        math is found only with the ``latex_math`` setting: ``inline_scan.py``.)"""
+        return region.role or self.code_spans if isinstance(region, CodeSpanRegion) else True
 
     def checked(self, scan: ChunkScan, low: int, high: int) -> bool:
         """Whether any of the regions ``low:high`` of a chunk is checked with these settings (remembered on its scan)."""
-        key = (self.code_spans, self.latex_math, low, -high)
+        key = (self.code_spans, low, -high)
         if key not in scan.names:
             scan.names[key] = () if any(self.active(r) for r in scan.regions[low:high]) else None
         return scan.names[key] is not None
 
     def active_names(self, scan: ChunkScan, start: int, low: int, high: int) -> tuple[str, ...]:
         """Every name the checked regions ``low:high`` of a chunk mention (remembered on its scan)."""
-        key = (self.code_spans, self.latex_math, low, high)
+        key = (self.code_spans, low, high)
         known = scan.names.get(key)
         if known is not None:
             return known

@@ -152,12 +152,10 @@ class ChunkScan:
     #: ``# margin: ignore`` lines of its calc blocks.
     calc_suppressions: list[Suppression] = field(default_factory=list)
     #: Filled in by the region driver when first needed: where each region starts (relative), and for
-    #: ranges of its regions under given settings, every name their checked regions mention (with the
-    #: range's end negated: ``()`` if one of them is checked, None if none is).
+    #: ranges of its regions, by the ``code_spans`` setting and the range, every name their checked regions
+    #: mention (with the range's end negated: ``()`` if one of them is checked, None if none is).
     starts: list[int] | None = field(default=None, compare=False, repr=False)
-    names: dict[tuple[bool, bool, int, int], tuple[str, ...] | None] = field(
-        default_factory=dict, compare=False, repr=False
-    )
+    names: dict[tuple[bool, int, int], tuple[str, ...] | None] = field(default_factory=dict, compare=False, repr=False)
 
 
 @record

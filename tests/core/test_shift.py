@@ -56,7 +56,7 @@ def test_the_chunk_fills_every_field_of_its_scan() -> None:
 @pytest.mark.parametrize("delta", [1, 100])
 def test_a_shifted_scan_equals_the_scan_of_the_text_moved_down(delta: int) -> None:
     scan = scan_chunk(EVERYTHING, latex_math=True)
-    scan.starts, scan.names[(True, True, 0, 1)] = [0], ("B",)  # the driver's notes on the scan: not the copy's
+    scan.starts, scan.names[(True, 0, 1)] = [0], ("B",)  # the driver's notes on the scan: not the copy's
     shifted = shift_scan(scan, delta)
     assert shifted == scan_chunk("\n" * delta + EVERYTHING, latex_math=True)  # every compared field
     assert set(vars(shifted)) == {f.name for f in fields(ChunkScan)}
