@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scaling_core import analyze_document
+from scaling_core.document.chunk_layout import same_text
 from scaling_core.document.extract import extract
 from scaling_core.document.incremental import ChunkCache, RegionCache
 from tests.core.test_incremental import observable
@@ -104,3 +105,22 @@ def test_edits_all_over_a_long_draft_keep_the_chunks_cutting_it_whole_makes() ->
             text = base[:at] + fragment + base[at + (40 if not fragment else 0) :]
             assert layout_of(text, kept) == layout_of(text, ChunkCache())
             layout_of(base, kept)  # back, from the edited version's layout
+
+
+def test_a_long_run_compared_a_piece_at_a_time_is_compared_whole() -> None:
+    """``same_text`` (pieces of ``step`` characters, so the event loop gets the lock between them) answers as one
+    comparison of the whole run does, wherever a difference lies: in the first piece, a middle one, the last
+    partial one, or past the run (never read)."""
+    old = "".join(chr(97 + (7 * n) % 26) for n in range(60))
+    for shift in (-3, 0, 2):
+        for changed in range(-1, 60):
+            text = "." * max(shift, 0) + old[max(-shift, 0) :]
+            if changed >= 0:
+                at = changed + shift
+                if not 0 <= at < len(text):
+                    continue
+                text = text[:at] + "#" + text[at + 1 :]
+            for begin in range(max(0, -shift), 40, 3):
+                for end in range(begin, 60, 5):
+                    whole = text.startswith(old[begin:end], begin + shift)
+                    assert same_text(text, old, begin, end, shift, step=7) is whole, (shift, changed, begin, end)
