@@ -361,7 +361,7 @@ class Driver:
             effects, delta, replayed = interpreter.evaluate(region, scope, quiet=True), 0, False
         else:
             cache.walked += 1
-            key = region_key(region, text[start : region_bounds(region)[1]], scope)
+            key = region_key(region, text, scope)
             if type(region) is CalcPiece:  # its text alone does not say whether a statement follows it
                 key += (region.following is not None, region.contiguous)
             if looks and cache.waiting(key):

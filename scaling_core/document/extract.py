@@ -23,6 +23,7 @@ from scaling_core.document.chunks import block_starts, cuts_after, finalize, htm
 from scaling_core.document.incremental import ChunkCache
 from scaling_core.document.inline_scan import InlineScanner
 from scaling_core.document.piece_chunks import lone_calc_fence, long_calc_block
+from scaling_core.document.pieces import MIN_LINES
 from scaling_core.document.problem_syntax import (
     bold_problem,
     directive,
@@ -223,15 +224,22 @@ class _Extractor(InlineScanner):
         body_start = first + 1
         if named is not None:  # a ``{calc}`` directive: its option lines (``:label: x``) are not statements
             body_start += directive_options([self.index.line_text(n) for n in range(first + 1, content_end)])
+        region = None
         if prefix == 0 and body_start < content_end and not self.has_cr:  # the common case, written out fast
             begin = self.line_offset(body_start)
-            rows = self.text[begin : self.index.line_end(content_end - 1)].split("\n")
-            lines = list(zip(accumulate(map((1).__add__, map(len, rows)), initial=begin), rows))
-        for line in range(body_start, content_end) if not lines else ():
-            raw = self.index.line_text(line)
-            strip = min(prefix, len(raw) - len(raw.lstrip(" >\t")))
-            lines.append((self.line_offset(line) + strip, raw[strip:]))
-        self.calc_region(CalcRegion(span, tuple(lines), hidden=False))
+            content = self.text[begin : self.index.line_end(content_end - 1)]
+            if content_end - body_start < MIN_LINES:  # kept as written (a long block's lines are read again and
+                region = CalcRegion(span, content, False, begin)  # again, so they are kept: ``piece_chunks.py``)
+            else:
+                rows = content.split("\n")
+                lines = list(zip(accumulate(map((1).__add__, map(len, rows)), initial=begin), rows))
+        if region is None:
+            for line in range(body_start, content_end) if not lines else ():
+                raw = self.index.line_text(line)
+                strip = min(prefix, len(raw) - len(raw.lstrip(" >\t")))
+                lines.append((self.line_offset(line) + strip, raw[strip:]))
+            region = CalcRegion(span, tuple(lines), False, -1)
+        self.calc_region(region)
         if not closed:
             opener = Span(self.line_offset(first), self.index.line_end(first))
             self.out.diagnostics.append(

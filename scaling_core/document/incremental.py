@@ -30,9 +30,9 @@ from sys import intern
 from typing import TYPE_CHECKING, Any
 
 from scaling_core.diagnostics import Diagnostic
-from scaling_core.document.effects import Effects
+from scaling_core.document.effects import Effects, region_bounds
 from scaling_core.document.piece_chunks import PieceScans
-from scaling_core.document.regions import ChunkScan, ClaimRegion, Region
+from scaling_core.document.regions import CalcRegion, ChunkScan, ClaimRegion, Region
 from scaling_core.document.results import Binding
 from scaling_core.document.scope import Scope
 from scaling_core.document.shift import shift_regions, shift_scan
@@ -400,21 +400,25 @@ def _short_text(text: str) -> tuple[str, tuple[str, ...]]:
 _medium_identifiers = lru_cache(maxsize=64)(_names_in)
 
 
-def region_key(region: Region, source: str, scope: Scope) -> tuple[Any, ...]:
-    """The cache key of ``region``, whose text is ``source``, evaluated in ``scope`` as it is now.
+def region_key(region: Region, text: str, scope: Scope) -> tuple[Any, ...]:
+    """The cache key of ``region`` of the draft ``text``, evaluated in ``scope`` as it is now.
 
-    A claim's expression is read from its comment with the paragraph's code spans masked, which
-    depends on backticks outside ``source``: the key holds that expression as it is evaluated.
+    It holds the region's text (from its start to its end: ``effects.region_bounds``), or a calc block's lines
+    as written (the string the block holds, not a copy: ``CalcRegion.content``) and where they lie in it, which
+    is all its evaluation reads.  A claim's expression is read from its comment with the paragraph's code spans
+    masked, which depends on backticks outside its text: the key holds that expression as it is evaluated.
     """
     local = scope.local
-    source, names = read_once(source)
-    return (
-        type(region),
-        (source, region.expr_text) if isinstance(region, ClaimRegion) else source,
-        scope.problem,
-        local is not None,
-        inputs_for(names, local, scope.top_level, scope.records),
-    )
+    if type(region) is CalcRegion and type(region.content) is str:
+        start, end = region.span
+        source, names = read_once(region.content)
+        written: Any = (source, region.first - start, end - start, region.hidden)
+    else:
+        start, end = region_bounds(region)
+        source, names = read_once(text[start:end])
+        written = (source, region.expr_text) if isinstance(region, ClaimRegion) else source
+    return (type(region), written, scope.problem, local is not None,
+            inputs_for(names, local, scope.top_level, scope.records))  # fmt: skip
 
 
 def inputs_for(

@@ -14,6 +14,7 @@ from functools import lru_cache
 
 from scaling_core.diagnostics import make_diagnostic
 from scaling_core.document.latex import checkable_math
+from scaling_core.document.pieces import MIN_LINES
 from scaling_core.document.problem_syntax import answer_marks
 from scaling_core.document.prose import TRAILING_NUMBER
 from scaling_core.document.regions import CalcRegion, ChunkScan, ClaimRegion, CodeSpanRegion, Suppression, may_check
@@ -76,7 +77,8 @@ class InlineScanner:
     def calc_region(self, region: CalcRegion) -> None:
         """Keep a calc block and the ``# margin: ignore`` suppressions on its lines."""
         self.out.regions.append(region)
-        self.out.calc_suppressions += calc_suppressions(region.lines)
+        if type(region.content) is not str or "margin" in region.content:
+            self.out.calc_suppressions += calc_suppressions(region.lines)
 
     # -- inline text and comments ---------------------------------------------
     def scan_inline(self, first: int, last: int) -> None:
@@ -178,15 +180,18 @@ class InlineScanner:
         keyword = body.index("calc")
         content_offset = body_offset + keyword + 4
         content = body[keyword + 4 :]
-        lines = []
-        position = 0
-        for piece in re.split(r"(\r\n|\r|\n)", content):
-            if piece in ("\r\n", "\r", "\n"):
+        if "\r" not in content and content.count("\n") < MIN_LINES:  # kept as written (``CalcRegion.content``)
+            self.calc_region(CalcRegion(span, content, True, content_offset))
+        else:
+            lines = []
+            position = 0
+            for piece in re.split(r"(\r\n|\r|\n)", content):
+                if piece in ("\r\n", "\r", "\n"):
+                    position += len(piece)
+                    continue
+                lines.append((content_offset + position, piece))
                 position += len(piece)
-                continue
-            lines.append((content_offset + position, piece))
-            position += len(piece)
-        self.calc_region(CalcRegion(span, tuple(lines), hidden=True))
+            self.calc_region(CalcRegion(span, tuple(lines), True, -1))
         if not terminated:
             opener = Span(span.start, span.start + 4 + keyword + 4)
             self.out.diagnostics.append(

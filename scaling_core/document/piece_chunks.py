@@ -63,7 +63,7 @@ class _WalkedBlock:
 def long_calc_block(scan: ChunkScan) -> bool:
     """Whether a chunk holds one calc block, long enough to be evaluated in pieces, and nothing else checked."""
     regions = scan.regions
-    return len(regions) == 1 and type(regions[0]) is CalcRegion and len(regions[0].lines) >= MIN_LINES
+    return len(regions) == 1 and type(regions[0]) is CalcRegion and regions[0].line_count >= MIN_LINES
 
 
 def lone_calc_fence(text: str, end: int) -> ChunkScan:
@@ -76,7 +76,7 @@ def lone_calc_fence(text: str, end: int) -> ChunkScan:
     if closing > body_start:
         rows = text[body_start : closing - 1].split("\n")
         lines = tuple(zip(accumulate(map((1).__add__, map(len, rows)), initial=body_start), rows))
-    region = CalcRegion(Span(0, end), lines, hidden=False)
+    region = CalcRegion(Span(0, end), lines, False, -1)
     return ChunkScan(regions=[region], calc_suppressions=calc_suppressions(lines) if "margin" in text else [])
 
 
@@ -137,7 +137,7 @@ class PieceScans:
     def _cuts(self, chunk: str, block: CalcRegion) -> list[int]:
         """Where ``block``'s pieces start: worked out from the earlier version of it that shares the most
         pieces with it, if any."""
-        if len(block.lines) < MIN_LINES:
+        if block.line_count < MIN_LINES:
             return [0]
         best: tuple[int, list[int]] = (0, [])
         for earlier in self._walked.values():

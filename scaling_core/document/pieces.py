@@ -51,9 +51,9 @@ class CalcPiece(CalcRegion):
 
 def split_calc(block: CalcRegion) -> list[CalcPiece] | None:
     """``block`` in pieces, or None when it is short enough to stay one region."""
-    lines = block.lines
-    if len(lines) < MIN_LINES or isinstance(block, CalcPiece):
+    if block.line_count < MIN_LINES or isinstance(block, CalcPiece):
         return None
+    lines = block.lines
     cuts = piece_cuts(lines, [0])
     return pieces_at(block, cuts, contiguous(lines)) if len(cuts) > 1 else None
 
@@ -104,7 +104,7 @@ def piece_at(block: CalcRegion, cuts: list[int], number: int, contiguous: bool) 
     """Piece ``number`` of ``block`` cut at ``cuts``."""
     begin, end, following = piece_bounds(block, cuts, number)
     last = cuts[number + 1] if number + 1 < len(cuts) else len(block.lines)
-    return CalcPiece(Span(begin, end), block.lines[cuts[number] : last], block.hidden, following, contiguous)
+    return CalcPiece(Span(begin, end), block.lines[cuts[number] : last], block.hidden, -1, following, contiguous)
 
 
 def pieces_at(block: CalcRegion, cuts: list[int], contiguous: bool) -> list[CalcPiece]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 from scaling_core.diagnostics import Diagnostic
 from scaling_core.records import record
@@ -15,14 +16,49 @@ def content_span(span: Span, offset: int, text: str) -> Span:
     return new_span(Span, (start, start + len(text)))
 
 
-@record(slots=True)
+@record(slots=True, eq=False)
 class CalcRegion:
     """A ```` ```calc ```` block or a ``<!-- calc … -->`` comment."""
 
     span: Span
-    #: (offset, text) of each content line, in document offsets.
-    lines: tuple[tuple[int, str], ...]
+    #: Its content lines: as written, the draft's text from the first one's start to the last one's end (lines
+    #: one ``\n`` apart, nothing to strip before them, fewer than a long block's: ``extract.written_lines``);
+    #: else (offset, text) of each line, in document offsets.
+    content: str | tuple[tuple[int, str], ...]
     hidden: bool
+    #: Where the first content line starts, with ``content`` a text (-1 with a tuple of lines).
+    first: int
+
+    @property
+    def lines(self) -> tuple[tuple[int, str], ...]:
+        """(offset, text) of each content line, in document offsets: made when read from a text.
+
+        A pair per line kept with every block took ~160 bytes a line (an offset, a string, two tuples: ~15 MB
+        of a 20 MB draft's analysis), and a block's cache key held its text again; the text alone is what the
+        lines are, and the key holds that very string (``incremental.region_key``).
+        """
+        content = self.content
+        if not isinstance(content, str):
+            return content
+        rows = content.split("\n")
+        return tuple(zip(accumulate(map((1).__add__, map(len, rows)), initial=self.first), rows))
+
+    @property
+    def line_count(self) -> int:
+        """How many content lines it has (without making them)."""
+        content = self.content
+        return content.count("\n") + 1 if type(content) is str else len(content)
+
+    def __eq__(self, other: object) -> bool:
+        """The same block: its lines kept as written or as pairs alike (a text with a carriage return anywhere
+        keeps them as pairs)."""
+        if type(other) is not type(self):
+            return NotImplemented
+        assert isinstance(other, CalcRegion)
+        return (self.span, self.hidden, self.lines) == (other.span, other.hidden, other.lines)
+
+    def __hash__(self) -> int:
+        return hash((self.span, self.hidden, self.lines))
 
 
 @record(slots=True)

@@ -62,7 +62,7 @@ class CalcSession:
             lines.append((offset, line))
             offset += len(line) + 1
         with quiet_arrays():
-            effects = interpreter.evaluate(CalcRegion(Span(0, len(text)), tuple(lines), hidden=True), interpreter.scope)
+            effects = interpreter.evaluate(CalcRegion(Span(0, len(text)), tuple(lines), True, -1), interpreter.scope)
         interpreter.apply(effects, 0, replayed=False)
         values, checks = effects.values, list(effects.checks)
         last = values[-1] if values else None

@@ -116,12 +116,14 @@ def shift_region(region: Region | PythonRegion, delta: int) -> Region | PythonRe
     if type(region) is CodeSpanRegion:
         return CodeSpanRegion(shift_span(region.span, delta), region.content_offset, region.text, region.role)
     if type(region) is CalcRegion:
+        if type(region.content) is str:  # its lines as written: only where they start moves
+            return CalcRegion(shift_span(region.span, delta), region.content, region.hidden, region.first + delta)
         lines = tuple([(offset + delta, text) for offset, text in region.lines])
-        return CalcRegion(shift_span(region.span, delta), lines, region.hidden)
+        return CalcRegion(shift_span(region.span, delta), lines, region.hidden, -1)
     if isinstance(region, CalcPiece):  # a piece walked as a chunk of its own (``piece_chunks.py``)
         lines = tuple([(offset + delta, text) for offset, text in region.lines])
         following = region.following + delta if region.following is not None else None
-        return CalcPiece(shift_span(region.span, delta), lines, region.hidden, following, region.contiguous)
+        return CalcPiece(shift_span(region.span, delta), lines, region.hidden, -1, following, region.contiguous)
     if type(region) is ClaimRegion:
         unit = shift_span(region.unit_span, delta) if region.unit_span is not None else None
         return ClaimRegion(shift_span(region.number_span, delta), region.number_text, unit, region.op,

@@ -35,7 +35,7 @@ def block(text: str) -> CalcRegion:
     for line in text.split("\n"):
         lines.append((offset, line))
         offset += len(line) + 1
-    return CalcRegion(Span(0, len(text)), tuple(lines), hidden=True)
+    return CalcRegion(Span(0, len(text)), tuple(lines), True, -1)
 
 
 def test_evaluating_changes_nothing_until_the_effects_are_applied() -> None:
@@ -55,8 +55,8 @@ def test_evaluating_changes_nothing_until_the_effects_are_applied() -> None:
 
 def test_applying_replayed_effects_moves_them_and_resolves_outside_names_now() -> None:
     it = interpreter("x = 1 s\n" + "y = x * 2\n")
-    it.apply(it.evaluate(CalcRegion(Span(0, 7), ((0, "x = 1 s"),), True), it.scope), 0, replayed=False)
-    effects = it.evaluate(CalcRegion(Span(8, 17), ((8, "y = x * 2"),), True), it.scope)
+    it.apply(it.evaluate(CalcRegion(Span(0, 7), ((0, "x = 1 s"),), True, -1), it.scope), 0, replayed=False)
+    effects = it.evaluate(CalcRegion(Span(8, 17), ((8, "y = x * 2"),), True, -1), it.scope)
     assert effects.owners == (None,) and effects.replayable
     x_now = it.scope.top_level["x"]
     it.apply(effects, 100)

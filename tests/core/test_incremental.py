@@ -222,6 +222,7 @@ def test_a_replayed_region_takes_the_problem_it_now_sits_in() -> None:
 
 def test_a_region_key_keeps_the_text_the_names_memo_holds_not_a_second_copy() -> None:
     from scaling_core.document.incremental import read_once
+    from scaling_core.document.regions import CalcRegion
 
     text = "".join(
         f"## S{n}\n\n```calc\nx_{n} = {n} * 2\n```\n\nSo `x_{n} * 3 = {6 * n}` holds.\n\n" for n in range(40)
@@ -229,11 +230,22 @@ def test_a_region_key_keeps_the_text_the_names_memo_holds_not_a_second_copy() ->
     cache = RegionCache()
     analyze_document(text, "keys.md", cache=cache)
     sources = [key[1] for key in cache._entries if type(key[1]) is str]
-    assert len(sources) >= 80
+    assert len(sources) == 40
     # The driver reads each region's names from one slice of the draft and makes its key from another:
     # the key holds the string the memo keeps (equal text, the same object), so each region's text is held once.
     copies = [source.encode().decode() for source in sources]  # equal texts, other strings
     assert all(copy is not source and read_once(copy)[0] is source for copy, source in zip(copies, sources))
+    # A calc block's key holds its lines as written: the very string the block keeps, and where they lie in it.
+    blocks = [region for _text, _start, scan in cache.chunks._entries.values() for region in scan.regions
+              if type(region) is CalcRegion]  # fmt: skip
+    written = {id(block.content): block for block in blocks}
+    keys = [key[1] for key in cache._entries if key[0] is CalcRegion]
+    assert len(blocks) == len(keys) == 40
+    for content, first, end, hidden in keys:
+        block = written[id(content)]
+        assert block.content is content and content.startswith("x_") and not hidden
+        assert (first, end) == (block.first - block.span.start, block.span.end - block.span.start)
+        assert (first, end) == (len("```calc\n"), len(f"```calc\n{content}\n```"))
 
 
 def test_fingerprints_are_equal_exactly_when_values_are() -> None:

@@ -64,7 +64,7 @@ def _walked_starts(pieces: PieceScans, text: str, lines: type[tuple] = tuple) ->
     scan = scan_chunk(text)
     block = scan.regions[0]
     assert isinstance(block, CalcRegion)
-    scan.regions[0] = CalcRegion(block.span, lines(block.lines), block.hidden)
+    scan.regions[0] = CalcRegion(block.span, lines(block.lines), block.hidden, -1)
     pieces.begin()
     walked = pieces.walked(text, scan, set())
     pieces.end()
