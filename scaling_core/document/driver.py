@@ -46,7 +46,7 @@ Scopes = list[tuple[ProblemRegion | None, int, int]]
 
 
 def _start(region: Region) -> int:
-    return region.number_span.start if isinstance(region, ClaimRegion) else region.span.start
+    return region.start if isinstance(region, ClaimRegion) else region.span.start
 
 
 class Driver:

@@ -314,7 +314,7 @@ def check_facts(checks: Sequence[CheckResult], starts: list[int]) -> tuple[int, 
 def region_bounds(region: Region) -> tuple[int, int]:
     """Where a region starts and ends: a claim from its number to the end of its ``<!-- OP expr -->``."""
     if isinstance(region, ClaimRegion):
-        return region.number_span.start, region.marker_span.end
+        return region.start, region.end
     return region.span.start, region.span.end
 
 

@@ -281,7 +281,7 @@ class _Extractor(InlineScanner):
 
 
 def _region_start(region: Region) -> int:
-    return region.number_span.start if isinstance(region, ClaimRegion) else region.span.start
+    return region.start if isinstance(region, ClaimRegion) else region.span.start
 
 
 def scan_chunk(text: str, latex_math: bool = False) -> ChunkScan:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from sys import intern
 
 from scaling_core.diagnostics import make_diagnostic
 from scaling_core.document.latex import checkable_math
@@ -214,27 +215,16 @@ class InlineScanner:
             )
             return
         start_in_chunk = match.start() - len(before) + number.start()
-        number_span = Span(base + start_in_chunk, base + start_in_chunk + len(number.group()))
-        unit_span = None
+        unit_from = unit_to = -1
         if number.group("unit"):
-            unit_start = base + start_in_chunk + number.start("unit") - number.start()
-            unit_end = base + start_in_chunk + max(number.end("unit"), number.end("per")) - number.start()
-            unit_span = Span(unit_start, unit_end)
-        body_offset = base + match.start(1)
-        expr_offset = body_offset + op.end()
-        expr_text = match.group(1)[op.end() :]
-        self.out.regions.append(
-            ClaimRegion(
-                number_span,
-                number.group(),
-                unit_span,
-                op.group(1),
-                Span(body_offset + op.start(1), body_offset + op.end(1)),
-                expr_text,
-                expr_offset,
-                marker,
-            )
-        )
+            unit_from = number.start("unit") - number.start()
+            unit_to = max(number.end("unit"), number.end("per")) - number.start()
+        start = base + start_in_chunk
+        body_from = base + match.start(1) - start  # where the comment's body starts, from the number's start
+        claim = ClaimRegion(start, number.group(), unit_from, unit_to, intern(op.group(1)), body_from + op.start(1),
+                            match.group(1)[op.end() :], body_from + op.end(), marker.start - start,
+                            marker.end - start)  # fmt: skip
+        self.out.regions.append(claim)
 
 
 _LAST_DIGIT = re.compile(r"\d(?=\D*$)")

@@ -113,7 +113,7 @@ class Interpreter(Checking):
 
         ``quiet``: an unknown name gets no did-you-mean (see :meth:`RegionScope.begin`).
         """
-        start = region.number_span.start if isinstance(region, ClaimRegion) else region.span.start
+        start = region.start if isinstance(region, ClaimRegion) else region.span.start
         budget = self.evaluator.budget
         if budget.stopped:
             return Effects(start, (), (), (), (), ())  # out of time

@@ -90,16 +90,63 @@ def may_check(text: str) -> bool:
 
 @record(slots=True)
 class ClaimRegion:
-    """A prose number followed by ``<!-- OP expr -->``."""
+    """A prose number followed by ``<!-- OP expr -->``.
 
-    number_span: Span
+    Where its parts lie is kept as offsets from where its number starts (``start``), each a small number, and
+    their spans are made when read: four spans of its own and their offsets took ~490 bytes a claim (~6.7 MB of
+    a 20 MB draft's analysis), and moving a claim moved each of them.
+    """
+
+    #: Where its number starts.
+    start: int
+    #: Its number as written, with its unit (``number_span`` ends where it ends).
     number_text: str
-    unit_span: Span | None
+    #: Where the number's unit starts and ends, from ``start``; both -1 without a unit.
+    unit_from: int
+    unit_to: int
+    #: The comparison, as written (interned: a handful of them), and where it starts, from ``start``.
     op: str
-    op_span: Span
+    op_from: int
+    #: The expression after the comparison, and where it starts, from ``start``.
     expr_text: str
-    expr_offset: int
-    marker_span: Span
+    expr_from: int
+    #: Where the ``<!-- OP expr -->`` comment starts and ends, from ``start``.
+    marker_from: int
+    marker_to: int
+
+    @property
+    def number_span(self) -> Span:
+        """The prose number with its unit."""
+        start = self.start
+        return new_span(Span, (start, start + len(self.number_text)))
+
+    @property
+    def unit_span(self) -> Span | None:
+        """The number's unit, if it has one."""
+        if self.unit_from < 0:
+            return None
+        return new_span(Span, (self.start + self.unit_from, self.start + self.unit_to))
+
+    @property
+    def op_span(self) -> Span:
+        """The comparison."""
+        at = self.start + self.op_from
+        return new_span(Span, (at, at + len(self.op)))
+
+    @property
+    def expr_offset(self) -> int:
+        """Where the expression starts."""
+        return self.start + self.expr_from
+
+    @property
+    def marker_span(self) -> Span:
+        """The ``<!-- OP expr -->`` comment."""
+        return new_span(Span, (self.start + self.marker_from, self.start + self.marker_to))
+
+    @property
+    def end(self) -> int:
+        """Where its comment ends (the region's end)."""
+        return self.start + self.marker_to
 
 
 @record(slots=True)

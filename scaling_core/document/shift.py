@@ -124,11 +124,10 @@ def shift_region(region: Region | PythonRegion, delta: int) -> Region | PythonRe
         lines = tuple([(offset + delta, text) for offset, text in region.lines])
         following = region.following + delta if region.following is not None else None
         return CalcPiece(shift_span(region.span, delta), lines, region.hidden, -1, following, region.contiguous)
-    if type(region) is ClaimRegion:
-        unit = shift_span(region.unit_span, delta) if region.unit_span is not None else None
-        return ClaimRegion(shift_span(region.number_span, delta), region.number_text, unit, region.op,
-                           shift_span(region.op_span, delta), region.expr_text, region.expr_offset + delta,
-                           shift_span(region.marker_span, delta))  # fmt: skip
+    if type(region) is ClaimRegion:  # its parts lie where they did from its start
+        return ClaimRegion(region.start + delta, region.number_text, region.unit_from, region.unit_to, region.op,
+                           region.op_from, region.expr_text, region.expr_from, region.marker_from,
+                           region.marker_to)  # fmt: skip
     if type(region) is MathRegion:
         return MathRegion(shift_span(region.span, delta), region.content_offset, region.text)
     assert type(region) is PythonRegion

@@ -37,6 +37,32 @@ def test_claim_span_is_the_prose_number_with_its_unit_and_emphasis_is_skipped() 
     assert claim.op == "≈" and claim.expr_text.strip() == "t"
 
 
+def test_a_claims_parts_lie_where_its_text_has_them_and_move_with_it() -> None:
+    """A claim keeps where its parts lie from its number's start: each span it gives, moved with it or not, is the
+    text of that part."""
+    from scaling_core.document.shift import shift_region
+
+    text = "It takes **22 days/step**<!--   ≈ t_total * 2 --> in all, and 5<!--= 5--> once."
+    claims = [r for r in extract(text).regions if isinstance(r, ClaimRegion)]
+    for delta in (0, 7, 300):
+        moved_text = "x" * delta + text
+        parts = []
+        for claim in claims:
+            moved = shift_region(claim, delta)
+            assert isinstance(moved, ClaimRegion) and moved.start == claim.start + delta
+            unit = moved.unit_span
+            parts.append((
+                moved_text[slice(*moved.number_span)], None if unit is None else moved_text[slice(*unit)],
+                moved_text[slice(*moved.op_span)], moved_text[moved.expr_offset : moved.marker_span.end],
+                moved_text[slice(*moved.marker_span)], moved_text[moved.start : moved.end],
+            ))  # fmt: skip
+        assert parts == [
+            ("22 days/step", "days/step", "≈", " t_total * 2 -->", "<!--   ≈ t_total * 2 -->",
+             "22 days/step**<!--   ≈ t_total * 2 -->"),
+            ("5", None, "=", " 5-->", "<!--= 5-->", "5<!--= 5-->"),
+        ]  # fmt: skip
+
+
 def test_prose_numbers_as_authors_write_them() -> None:
     cases = {
         "32,000<!-- = 32000 -->": "pass",
