@@ -69,16 +69,19 @@ class _FormattedOnce:
 class Binding:
     """A name's definition: value, where it is defined, and in which file.
 
-    Where it is defined is kept as two offsets, ``start`` and ``end`` (:attr:`span`
-    makes the span when read; :meth:`at` makes a definition from one): a span
-    object of its own took ~48 more bytes a definition, and typing near the top
-    of a 20 MB draft moves ~87,000 of them a keystroke (``shift.move_each``).
+    Where it is defined is kept as its start, and its end only when that is not
+    where its name, written out, ends, as a reference's is (:attr:`span` makes
+    the span when read; :meth:`at` makes a definition from one): a span object
+    of its own took ~48 more bytes a definition, an end ~32 more, and typing
+    near the top of a 20 MB draft moves ~87,000 of them a keystroke
+    (``shift.move_each``).
     """
 
     name: str
     value: Value
     start: int
-    end: int
+    #: Where it ends, when not ``start + len(name)``; else None.
+    stop: int | None
     path: str
     #: Whether it is defined by an expression written in a calc statement (``source``; a derivation reads it
     #: again, ``written.py``); False for a Python function's.  An imported definition keeps its own.
@@ -94,7 +97,14 @@ class Binding:
         fingerprint: object = None,
     ) -> Binding:  # fmt: skip
         """The definition of ``name`` written at ``span``."""
-        return cls(name, value, span[0], span[1], path, written, source, fingerprint)
+        start, end = span
+        return cls(name, value, start, None if end - start == len(name) else end, path, written, source, fingerprint)
+
+    @property
+    def end(self) -> int:
+        """Where it ends (its span's end, without making the span)."""
+        stop = self.stop
+        return self.start + len(self.name) if stop is None else stop
 
     @property
     def span(self) -> Span:
@@ -146,13 +156,14 @@ class Reference:
 class ValueResult(_FormattedOnce):
     """A value shown in the margin (after a statement or an inline expression).
 
-    Where it is shown is kept as two offsets, ``start`` and ``end``, as a definition's is (:attr:`span` makes the
-    span when read; :meth:`at` makes a value from one): a span object of its own took 64 more bytes a value, and
-    a moved value made one again (a 20 MB draft has ~96,000 values).
+    Where it is shown is kept as where it starts and how long it is (:attr:`span` makes the span when read;
+    :meth:`at` makes a value from one): a span object of its own took 64 more bytes a value, and a moved value
+    made one again (a 20 MB draft has ~96,000 values); an end took 32 bytes more than a length (most are below
+    257: one shared object each), and a moved value made one again.
     """
 
     start: int
-    end: int
+    length: int
     #: How to display it: the text itself (a record's title), ``(divisor, unit)`` after ``-> unit``,
     #: or None for the readable unit display policy chooses.
     display_as: str | tuple[float, str] | None
@@ -169,12 +180,19 @@ class ValueResult(_FormattedOnce):
         inline: bool = False, written: bool = False,
     ) -> ValueResult:  # fmt: skip
         """The value shown at ``span``."""
-        return cls(span[0], span[1], display_as, quantity, name, inline, written)
+        start = span[0]
+        return cls(start, span[1] - start, display_as, quantity, name, inline, written)
+
+    @property
+    def end(self) -> int:
+        """Where it ends."""
+        return self.start + self.length
 
     @property
     def span(self) -> Span:
         """Where it is shown."""
-        return new_span(Span, (self.start, self.end))
+        start = self.start
+        return new_span(Span, (start, start + self.length))
 
     @property
     def display(self) -> str:
@@ -200,13 +218,13 @@ def check_subject(left: str | None, computed: str) -> str:
 class CheckResult(_FormattedOnce):
     """One check: a calc check, a checked code span or a prose claim.
 
-    Where it is written is kept as two offsets, ``start`` and ``end``, as a value's is (:attr:`span` makes the
+    Where it is written is kept as where it starts and how long it is, as a value's is (:attr:`span` makes the
     span when read; :meth:`at` makes a check from one).
     """
 
     kind: CheckKind
     start: int
-    end: int
+    length: int
     status: CheckStatus
     op: str
     claim: str
@@ -227,12 +245,19 @@ class CheckResult(_FormattedOnce):
         allowance: tuple[float, float] | None = None, left: str | None = None,
     ) -> CheckResult:  # fmt: skip
         """The check written at ``span``."""
-        return cls(kind, span[0], span[1], status, op, claim, computed, text, problem, claimed, allowance, left)
+        start = span[0]
+        return cls(kind, start, span[1] - start, status, op, claim, computed, text, problem, claimed, allowance, left)
+
+    @property
+    def end(self) -> int:
+        """Where it ends."""
+        return self.start + self.length
 
     @property
     def span(self) -> Span:
         """Where it is written."""
-        return new_span(Span, (self.start, self.end))
+        start = self.start
+        return new_span(Span, (start, start + self.length))
 
     @property
     def computed_display(self) -> str:

@@ -74,7 +74,7 @@ _object_new = object.__new__
 
 def move_value(delta: int, value: ValueResult) -> ValueResult:
     """A replayed value moved by ``delta``."""
-    return ValueResult(value.start + delta, value.end + delta, value.display_as, value.quantity, value.name,
+    return ValueResult(value.start + delta, value.length, value.display_as, value.quantity, value.name,
                        value.inline, value.written)  # fmt: skip
 
 
@@ -86,7 +86,7 @@ def move_reference(delta: int, recorded: tuple[Reference, Binding | None]) -> Re
 
 def move_check(delta: int, check: CheckResult) -> CheckResult:
     """A replayed check moved by ``delta``."""
-    return CheckResult(check.kind, check.start + delta, check.end + delta, check.status, check.op, check.claim,
+    return CheckResult(check.kind, check.start + delta, check.length, check.status, check.op, check.claim,
                        check.computed, check.text, check.problem, check.claimed, check.allowance, check.left)  # fmt: skip
 
 
@@ -104,7 +104,8 @@ def move_each(moves: Iterable[tuple[Binding, int]], further: int = 0) -> list[Bi
         if not delta:
             moved.append(binding)
             continue
-        moved.append(Binding(binding.name, binding.value, binding.start + delta, binding.end + delta,
+        stop = binding.stop
+        moved.append(Binding(binding.name, binding.value, binding.start + delta, None if stop is None else stop + delta,
                              binding.path, binding.written, binding.source, binding.fingerprint))  # fmt: skip
     return moved
 

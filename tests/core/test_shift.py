@@ -72,3 +72,27 @@ def test_a_scan_placed_without_its_regions_moves_the_rest_into_lists_of_its_own(
     quiet = scan_chunk("Plain prose.\n")
     copy = shift_scan(quiet, 5, regions=False)
     assert all(getattr(copy, name) is not getattr(quiet, name) for name in ("headings", "diagnostics", "bold_starts"))
+
+
+def test_results_keep_their_spans_from_where_they_start_and_move_whole() -> None:
+    """A definition keeps its end only when its name does not give it, a value and a check their length: each
+    span made, moved or not, is the one it was made from."""
+    from scaling_core.document.results import Binding, CheckKind, CheckResult, CheckStatus, ValueResult
+    from scaling_core.document.shift import move_check, move_each, move_value
+    from scaling_core.text import Span
+
+    named = Binding.at("t_step", None, Span(1000, 1006), "d.md")
+    wider = Binding.at("α", None, Span(2000, 2009), "d.md")  # a span other than its name (written out)
+    assert (named.stop, wider.stop) == (None, 2009)
+    value = ValueResult.at(Span(5000, 5300), None, None, "t")
+    check = CheckResult.at(CheckKind.CODE, Span(7000, 7012), CheckStatus.PASS, "=", "6", None, None)
+    for delta in (0, 3, 100_000, -500):
+        a, b = move_each([(named, 0), (wider, delta)], delta)
+        assert (a.span, b.span) == (Span(1000 + delta, 1006 + delta), Span(2000 + 2 * delta, 2009 + 2 * delta))
+        assert (a.end, b.end) == (a.span.end, b.span.end) and (a.stop, b.stop is None) == (None, False)
+        assert (
+            move_value(delta, value).span
+            == Span(5000 + delta, 5300 + delta)
+            == (value.start + delta, value.end + delta)
+        )
+        assert move_check(delta, check).span == Span(7000 + delta, 7012 + delta)
