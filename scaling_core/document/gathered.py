@@ -41,6 +41,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import repeat
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -66,23 +67,44 @@ class Placed(list[Any]):
     """Items of a piece (the list's own) and each one's offset from where the stretch was gathered (and, for
     references, each one's target), read as tuples: ``(item, offset)`` or ``(item, offset, target)``.
 
-    A tuple per item took 64 bytes (~4% of a long draft's analysis and cache); a column takes 8 an item.  A list
-    underneath, so its length and truth cost no Python call (segments.py asks them of each part it reads).
+    A tuple per item took 64 bytes (~4% of a long draft's analysis and cache); a column takes 8 an item, and
+    none while every item has one offset (as all have, gathered by a first analysis: a column each took ~5.6 MB
+    of a 20 MB draft's).  A list underneath, so its length and truth cost no Python call (segments.py asks them
+    of each part it reads).
     """
 
-    __slots__ = ("offsets", "targets")
+    __slots__ = ("_offset", "_spread", "targets")
 
     def __init__(self, targets: bool = False) -> None:
         super().__init__()
-        self.offsets: list[int] = []
+        #: The offset of every item while they have one; else each item's, in ``_spread``.
+        self._offset = 0
+        self._spread: list[int] | None = None
         self.targets: list[Target | None] | None = [] if targets else None
 
     def add(self, items: Sequence[Any], offset: int, targets: Sequence[Target | None] | None = None) -> None:
         """Add ``items``, all at ``offset`` (references with their ``targets``)."""
-        self.extend(items)
-        self.offsets += [offset] * len(items)
+        if items:
+            if self._spread is not None:
+                self._spread += [offset] * len(items)
+            elif not self or offset == self._offset:
+                self._offset = offset
+            else:
+                self._spread = [self._offset] * len(self) + [offset] * len(items)
+            self.extend(items)
         if self.targets is not None and targets is not None:
             self.targets += targets
+
+    def moved_by(self, delta: int) -> bool:
+        """Whether an item is not at ``-delta`` (``delta`` further on, it would not be where it was recorded)."""
+        spread = self._spread
+        return any(offset + delta for offset in spread) if spread is not None else bool(self) and self._offset != -delta
+
+    @property
+    def offsets(self) -> list[int]:
+        """Each item's offset (a list made for the asking while they all have one)."""
+        spread = self._spread
+        return spread if spread is not None else [self._offset] * len(self)
 
     @property
     def items(self) -> list[Any]:
@@ -91,15 +113,18 @@ class Placed(list[Any]):
 
     def __iter__(self) -> Iterator[Any]:
         items = super().__iter__()
-        return zip(items, self.offsets) if self.targets is None else zip(items, self.offsets, self.targets)
+        spread = self._spread
+        offsets = spread if spread is not None else repeat(self._offset)
+        return zip(items, offsets) if self.targets is None else zip(items, offsets, self.targets)
 
     def __getitem__(self, index: Any) -> Any:
         item = super().__getitem__(index)
-        if self.targets is None:
-            return list(zip(item, self.offsets[index])) if type(index) is slice else (item, self.offsets[index])
+        spread = self._spread
         if type(index) is slice:
-            return list(zip(item, self.offsets[index], self.targets[index]))
-        return item, self.offsets[index], self.targets[index]
+            offsets = spread[index] if spread is not None else repeat(self._offset)
+            return list(zip(item, offsets)) if self.targets is None else list(zip(item, offsets, self.targets[index]))
+        offset = spread[index] if spread is not None else self._offset
+        return (item, offset) if self.targets is None else (item, offset, self.targets[index])
 
 
 @dataclass(slots=True, eq=False)
@@ -353,7 +378,7 @@ def _add(interpreter: Interpreter, piece: Piece, delta: int, placed: list[Bindin
     again, piece.last_delta = delta == piece.last_delta, delta
     if piece.bindings:
         new = move_each(piece.bindings, delta)
-        if again and any(d + delta for d in piece.bindings.offsets):
+        if again and piece.bindings.moved_by(delta):
             piece.bindings = Placed()
             piece.bindings.add(new, -delta)
         placed += new

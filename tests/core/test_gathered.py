@@ -208,3 +208,21 @@ def test_a_piece_keeps_its_items_offsets_and_targets_in_columns_and_reads_them_a
     assert list(references) == [("r", 5, 0), ("s", 5, "name")] and references[0:1] == [("r", 5, 0)]
     assert values.items == ["a", "b", "c"] and values.offsets == [3, 3, -2]
     assert not Placed() and list(map(len, [values, references])) == [3, 2]
+
+
+def test_a_piece_whose_items_share_an_offset_reads_as_one_that_lists_each() -> None:
+    """Items added at one offset keep it once; the first added elsewhere spreads it to each item: read either way,
+    by index, slice or in turn, every item has its own offset, and ``moved_by`` says whether one is not at -delta."""
+    from scaling_core.document.gathered import Placed
+
+    for adds in ([((), 9), (("a", "b"), 4), ((), 1), (("c",), 4)], [(("a",), 4), (("b", "c"), 7), (("d",), 4)]):
+        placed, expected = Placed(targets=True), []
+        for items, offset in adds:
+            placed.add(items, offset, [n for n, _ in enumerate(items)])
+            expected += [(item, offset, n) for n, item in enumerate(items)]
+        assert list(placed) == expected and placed.offsets == [offset for _, offset, _ in expected]
+        assert [placed[n] for n in range(-len(expected), len(expected))] == expected + expected
+        assert all(placed[a:b] == expected[a:b] for a in range(-4, 5) for b in range(-4, 5))
+        offsets = {offset for _, offset, _ in expected}
+        assert [placed.moved_by(delta) for delta in (-4, -7, 0)] == [offsets != {4}, offsets != {7}, True]
+    assert not Placed().moved_by(3)
