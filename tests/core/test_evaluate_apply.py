@@ -118,3 +118,24 @@ def test_one_run_of_lines_is_lexed_as_the_text_it_is() -> None:
     tokens, _ = tokenize_lines(text, block(text).lines, 99)
     assert tokens == tokenize(text)[0]  # the end of input ends the last line, not at 99
     assert tokenize_lines(text, (), 7)[0][0].span == Span(7, 7)
+
+
+def test_what_regions_repeat_is_kept_once() -> None:
+    """Owners of references that all resolve outside their region, and how a value converted to a unit is shown,
+    are one object each however many regions hold them; a region's own definitions still own their references."""
+    written = ["z = 3", *(f"x_{n} = {n} GB -> MB\ny_{n} = x_{n} * 2 + z\nw_{n} = z" for n in range(5))]
+    written += ["w = z + z"] * 3
+    text = "\n\n".join(written)
+    it, at, effects = interpreter(text), 0, []
+    for part in written:
+        lines = tuple(
+            (at + sum(len(row) + 1 for row in part.split("\n")[:n]), row) for n, row in enumerate(part.split("\n"))
+        )
+        effects.append(it.evaluate(CalcRegion(Span(at, at + len(part)), lines, True, -1), it.scope))
+        it.apply(effects[-1], 0, replayed=False)
+        at += len(part) + 2
+    assert all(e.owners == (0, None, None) for e in effects[1:6])  # x_n is its block's own; z (twice) is not
+    shown = [value.display_as for e in effects for value in e.values if isinstance(value.display_as, tuple)]
+    assert len(shown) == 5 and all(pair is shown[0] for pair in shown) and shown[0][1] == "MB"
+    outside = [e.owners for e in effects[6:]]
+    assert outside[0] == (None, None) and outside[0] is outside[1] is outside[2]
