@@ -270,11 +270,13 @@ def gather(
                                   [claim_names.get(r.name, r.name) for r in resolution.references])  # fmt: skip
                 continue
             assert isinstance(step, Effects)
-            piece.add(step, delta, [count + owner if owner is not None else names.target(r.name)
+            # Its definitions' numbers, one object each: its references to them hold that object, not one of their own.
+            own = [count + at for at in range(len(step.bindings))] if step.bindings else []
+            piece.add(step, delta, [own[owner] if owner is not None else names.target(r.name)
                                     for r, owner in zip(step.references, step.owners)])  # fmt: skip
-            for binding in step.bindings:
-                names.define(binding.name, count)
-                count += 1
+            for binding, at in zip(step.bindings, own):
+                names.define(binding.name, at)
+            count += len(own)
     piece.seal()
     parts += [piece, *pending]
     outside = {name for part in parts if isinstance(part, Piece) for name in _names_read(part)}

@@ -241,7 +241,7 @@ class ChunkScan:
     names: dict[tuple[bool, int, int], tuple[str, ...] | None] = field(default_factory=dict, compare=False, repr=False)
 
 
-@record
+@record(slots=True)
 class ProblemStart:
     """A book-style problem's lead-in; its extent is decided document-wide."""
 
