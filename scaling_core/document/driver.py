@@ -22,7 +22,7 @@ import bisect
 from collections.abc import Callable
 from typing import Any
 
-from scaling_core.document.effects import Effects, Results, Run, region_bounds
+from scaling_core.document.effects import Effects, Results, Run, region_bounds, region_start
 from scaling_core.document.forward import ForwardReferences, Waiting, looks_below, waits
 from scaling_core.document.incremental import RegionCache, _incomplete, identifiers, inputs_for, region_key
 from scaling_core.document.interpret import Interpreter
@@ -30,7 +30,6 @@ from scaling_core.document.pieces import CalcPiece, split_calc
 from scaling_core.document.regions import (
     CalcRegion,
     ChunkScan,
-    ClaimRegion,
     CodeSpanRegion,
     ProblemRegion,
     Region,
@@ -43,10 +42,6 @@ STOP_POLL_REGIONS = 64
 
 #: A chunk's regions by the problem they are in: (problem or None, first index, index after the last).
 Scopes = list[tuple[ProblemRegion | None, int, int]]
-
-
-def _start(region: Region) -> int:
-    return region.start if isinstance(region, ClaimRegion) else region.span.start
 
 
 class Driver:
@@ -153,7 +148,7 @@ class Driver:
             return [(only, 0, count)]
         starts = scan.starts
         if starts is None:
-            starts = scan.starts = [_start(region) for region in scan.regions]
+            starts = scan.starts = [region_start(region) for region in scan.regions]
         found: Scopes = []
         at = 0
         for problem in overlapping:  # the regions before it (top level), then those inside it
@@ -172,7 +167,7 @@ class Driver:
         """:meth:`scopes` when problems nest: each region in the outermost problem holding it."""
         starts = scan.starts
         if starts is None:
-            starts = scan.starts = [_start(region) for region in scan.regions]
+            starts = scan.starts = [region_start(region) for region in scan.regions]
         found: Scopes = []
         for index, offset in enumerate(starts):
             position = start + offset
@@ -221,7 +216,7 @@ class Driver:
         for region in scan.regions[low:high]:
             if self.active(region):
                 found.update(
-                    dict.fromkeys(identifiers(text[start + _start(region) : start + region_bounds(region)[1]]))
+                    dict.fromkeys(identifiers(text[start + region_start(region) : start + region_bounds(region)[1]]))
                 )
         names = scan.names[key] = tuple(found)
         return names
@@ -355,7 +350,7 @@ class Driver:
         """Replay ``region`` from the cache, or evaluate it; a claim that meets an unknown name waits."""
         interpreter, cache, forward = self.interpreter, self.cache, self.forward
         scope, text = interpreter.scope, interpreter.text
-        start = _start(region)
+        start = region_start(region)
         key, looks = None, looks_below(region)  # a claim's unknown name may be defined below
         if cache is None:
             effects, delta, replayed = interpreter.evaluate(region, scope, quiet=True), 0, False

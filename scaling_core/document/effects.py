@@ -20,7 +20,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scaling_core.diagnostics import Diagnostic
-from scaling_core.document.regions import ChunkScan, ClaimRegion, Region
+from scaling_core.document.regions import ChunkScan, ClaimRegion, CodeSpanRegion, Region
 from scaling_core.document.results import Binding, CheckResult, CheckStatus, Reference, ValueResult
 from scaling_core.document.segments import Segments, span_bounds
 from scaling_core.document.shift import (
@@ -329,7 +329,14 @@ def region_bounds(region: Region) -> tuple[int, int]:
     """Where a region starts and ends: a claim from its number to the end of its ``<!-- OP expr -->``."""
     if isinstance(region, ClaimRegion):
         return region.start, region.end
+    if isinstance(region, CodeSpanRegion):
+        return region.start, region.start + region.length
     return region.span.start, region.span.end
+
+
+def region_start(region: Region) -> int:
+    """Where a region starts (:func:`region_bounds`'s start, without its end)."""
+    return region.start if isinstance(region, (ClaimRegion, CodeSpanRegion)) else region.span.start
 
 
 @dataclass(slots=True)

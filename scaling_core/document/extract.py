@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from scaling_core.diagnostics import make_diagnostic
 from scaling_core.document.chunk_layout import ChunkLayout, Reuse, reuse
 from scaling_core.document.chunks import block_starts, cuts_after, finalize, html_block_is_open, split_chunks
+from scaling_core.document.effects import region_start
 from scaling_core.document.incremental import ChunkCache
 from scaling_core.document.inline_scan import InlineScanner
 from scaling_core.document.piece_chunks import lone_calc_fence, long_calc_block
@@ -34,7 +35,6 @@ from scaling_core.document.problem_syntax import (
 from scaling_core.document.regions import (
     CalcRegion,
     ChunkScan,
-    ClaimRegion,
     Extraction,
     PythonRegion,
     Region,
@@ -78,7 +78,7 @@ class _Extractor(InlineScanner):
             self.read_segments(block_starts(self.text))
         else:
             self.walk(_block_parser().parse(self.text), 0, -1, top=True)
-        self.out.regions.sort(key=_region_start)
+        self.out.regions.sort(key=region_start)
         return self.out
 
     def read_segments(self, starts: list[int]) -> None:
@@ -280,10 +280,6 @@ class _Extractor(InlineScanner):
             self.out.answer_marks.append((False, self.index.line_end(last - 1)))
 
 
-def _region_start(region: Region) -> int:
-    return region.start if isinstance(region, ClaimRegion) else region.span.start
-
-
 def scan_chunk(text: str, latex_math: bool = False) -> ChunkScan:
     """Scan one chunk of a document (offsets relative to the chunk); its LaTeX math too with ``latex_math``."""
     if len(text) > _LONG_FENCE and text.startswith(("```", "~~~")) and "\r" not in text:
@@ -308,7 +304,7 @@ def _lone_fence(text: str, latex_math: bool) -> ChunkScan | None:
         return lone_calc_fence(text, end)
     extractor = _Extractor(text, LineIndex(text), latex_math)
     extractor.fence(info.strip(), 0, text.count("\n", 0, end) + 1, markup, -1)
-    extractor.out.regions.sort(key=_region_start)
+    extractor.out.regions.sort(key=region_start)
     return extractor.out
 
 

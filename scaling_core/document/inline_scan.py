@@ -19,7 +19,7 @@ from scaling_core.document.pieces import MIN_LINES
 from scaling_core.document.problem_syntax import answer_marks
 from scaling_core.document.prose import TRAILING_NUMBER
 from scaling_core.document.regions import CalcRegion, ChunkScan, ClaimRegion, CodeSpanRegion, Suppression, may_check
-from scaling_core.text import LineIndex, Span, new_span
+from scaling_core.text import LineIndex, Span
 
 _COMMENT = re.compile(r"<!--(.*?)(?:-->|\Z)", re.S)
 _CLAIM_OP = re.compile(r"\s*(≈|~=|==|<=|>=|≤|≥|<|>|=)")
@@ -146,7 +146,8 @@ class InlineScanner:
                 if role or may_check(stripped):
                     regions.append(
                         CodeSpanRegion(
-                            new_span(Span, (base + begin, base + after)),
+                            base + begin,
+                            after - begin,
                             opened + len(content) - len(content.lstrip(" ")) - begin,
                             stripped,
                             role,

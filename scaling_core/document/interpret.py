@@ -16,7 +16,7 @@ from collections.abc import Callable
 from scaling_core import prelude
 from scaling_core.diagnostics import Diagnostic, make_diagnostic
 from scaling_core.document.checking import Checking
-from scaling_core.document.effects import Effects, Imported, Recording, Results
+from scaling_core.document.effects import Effects, Imported, Recording, Results, region_start
 from scaling_core.document.incremental import fingerprint
 from scaling_core.document.latex import read_math
 from scaling_core.document.pieces import CalcPiece
@@ -129,7 +129,7 @@ class Interpreter(Checking):
 
         ``quiet``: an unknown name gets no did-you-mean (see :meth:`RegionScope.begin`).
         """
-        start = region.start if isinstance(region, ClaimRegion) else region.span.start
+        start = region_start(region)
         budget = self.evaluator.budget
         if budget.stopped:
             return Effects(start, (), (), (), (), ())  # out of time

@@ -115,7 +115,7 @@ def shift_region(region: Region | PythonRegion, delta: int) -> Region | PythonRe
     """A region found in a chunk, moved by ``delta``."""
     # Positional constructors and exact type tests: this runs for every region after a keystroke.
     if type(region) is CodeSpanRegion:
-        return CodeSpanRegion(shift_span(region.span, delta), region.content_offset, region.text, region.role)
+        return CodeSpanRegion(region.start + delta, region.length, region.content_offset, region.text, region.role)
     if type(region) is CalcRegion:
         if type(region.content) is str:  # its lines as written: only where they start moves
             return CalcRegion(shift_span(region.span, delta), region.content, region.hidden, region.first + delta)
