@@ -93,10 +93,13 @@ class Effects:
     @property
     def check_facts(self) -> tuple[int, int, bool, tuple[int, ...]]:
         """Of its checks (at least one): the first start, the largest start, whether they are in order of
-        start, and the positions of the failing ones (FAIL or WARN).  Worked out once."""
+        start, and the positions of the failing ones (FAIL or WARN).  Worked out once (for two checks or more)."""
         facts = self._check_facts
         if facts is None:
-            facts = self._check_facts = check_facts(self.checks, [check.start for check in self.checks])
+            checks = self.checks
+            facts = check_facts(checks, [check.start for check in checks])
+            if len(checks) > 1:  # one check's are made again when asked: kept, they took ~2.4 MB of a 20 MB draft
+                self._check_facts = facts
         return facts
 
     @property
@@ -305,14 +308,18 @@ def owners_of(bindings: Sequence[Binding], references: Sequence[Reference]) -> t
         if any(owner is not None for owner in owners):
             return owners
     count = len(references)
+    if count > _MOST_SHARED:
+        return (None,) * count
     shared = _OUTSIDE.get(count)
     if shared is None:
         shared = _OUTSIDE[count] = (None,) * count
     return shared
 
 
-#: The owners of ``count`` references that all resolve outside their region, by ``count``.
+#: The owners of ``count`` references that all resolve outside their region, by ``count`` (at most
+#: :data:`_MOST_SHARED`: every count up to it kept is ~17 KB; a region reading more names is rare).
 _OUTSIDE: dict[int, tuple[None, ...]] = {}
+_MOST_SHARED = 64
 
 
 def check_facts(checks: Sequence[CheckResult], starts: list[int]) -> tuple[int, int, bool, tuple[int, ...]]:
