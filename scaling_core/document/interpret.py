@@ -44,19 +44,24 @@ from scaling_core.units.registry import UnitRegistry
 DisplayAs = str | tuple[float, str] | None
 #: How values converted with ``-> unit`` are displayed, (factor, unit as written), each kept once: a draft writes few
 #: units, and a pair with its own copy of the unit's text per value took ~2.6 MB of a 20 MB draft's analysis.
-_DISPLAYS: dict[tuple[float, str], tuple[float, str]] = {}
+_DISPLAYS: dict[tuple[float, str], DisplayAs] = {}
 #: At most this many are kept (the oldest are forgotten first).
 _MOST_DISPLAYS = 4096
 
 
-def shared_display(factor: float, unit: str) -> tuple[float, str]:
-    """``(factor, unit)``, the pair already kept when there is one."""
+def shared_display(factor: float, unit: str) -> DisplayAs:
+    """``(factor, unit)``, the pair already kept when there is one.
+
+    Typed as a display, not as a pair: compiled (mypyc), a pair is a value of its own, made into a new object
+    each time it is handed on, and the point is to hand on the one kept.
+    """
     key = (factor, unit)
     shared = _DISPLAYS.get(key)
     if shared is None:
         if len(_DISPLAYS) >= _MOST_DISPLAYS:
             del _DISPLAYS[next(iter(_DISPLAYS))]
-        shared = _DISPLAYS[key] = key
+        _DISPLAYS[key] = key
+        shared = _DISPLAYS[key]
     return shared
 
 
