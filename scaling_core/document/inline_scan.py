@@ -15,7 +15,6 @@ from sys import intern
 
 from scaling_core.diagnostics import make_diagnostic
 from scaling_core.document.latex import checkable_math
-from scaling_core.document.pieces import MIN_LINES
 from scaling_core.document.problem_syntax import answer_marks
 from scaling_core.document.prose import TRAILING_NUMBER
 from scaling_core.document.regions import CalcRegion, ChunkScan, ClaimRegion, CodeSpanRegion, Suppression, may_check
@@ -182,18 +181,17 @@ class InlineScanner:
         keyword = body.index("calc")
         content_offset = body_offset + keyword + 4
         content = body[keyword + 4 :]
-        if "\r" not in content and content.count("\n") < MIN_LINES:  # kept as written (``CalcRegion.content``)
-            self.calc_region(CalcRegion(span, content, True, content_offset))
-        else:
-            lines = []
-            position = 0
-            for piece in re.split(r"(\r\n|\r|\n)", content):
-                if piece in ("\r\n", "\r", "\n"):
-                    position += len(piece)
-                    continue
-                lines.append((content_offset + position, piece))
+        # Its lines as pairs: the body is read with the paragraph's code spans masked, so it is not the draft's
+        # text, which a block's lines kept as one string are (its cache key holds that string: ``region_key``).
+        lines = []
+        position = 0
+        for piece in re.split(r"(\r\n|\r|\n)", content):
+            if piece in ("\r\n", "\r", "\n"):
                 position += len(piece)
-            self.calc_region(CalcRegion(span, tuple(lines), True, -1))
+                continue
+            lines.append((content_offset + position, piece))
+            position += len(piece)
+        self.calc_region(CalcRegion(span, tuple(lines), True, -1))
         if not terminated:
             opener = Span(span.start, span.start + 4 + keyword + 4)
             self.out.diagnostics.append(

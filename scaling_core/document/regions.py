@@ -21,7 +21,7 @@ class CalcRegion:
     """A ```` ```calc ```` block or a ``<!-- calc … -->`` comment."""
 
     span: Span
-    #: Its content lines: as written, the draft's text from the first one's start to the last one's end (lines
+    #: Its content lines: as written (a fence's), the draft's text from the first one's start to the last one's end (lines
     #: one ``\n`` apart, nothing to strip before them, fewer than a long block's, ``pieces.MIN_LINES``);
     #: else (offset, text) of each line, in document offsets.
     content: str | tuple[tuple[int, str], ...]

@@ -268,3 +268,16 @@ def test_fingerprints_are_equal_exactly_when_values_are() -> None:
     assert again[:3] == [prints[0], prints[6], prints[7]] and again[3] == fingerprint(Quantity(3))
     shared = Quantity(1e9)
     assert fingerprint(shared)[0] is shared.value  # type: ignore[index]  # the float itself, not a copy of its bytes
+
+
+def test_an_edit_in_a_code_span_of_a_hidden_calc_comment_is_evaluated_again() -> None:
+    """An unclosed ``<!-- calc`` reads the rest of the draft, its code spans masked: an edit inside one of them
+    changes what the block's statements are (read from the draft), so its recorded effects must not be replayed
+    (found by the mutation fuzzer: the block's masked text was its cache key, and it had not changed)."""
+    before = "<!-- calc\nx = 1\nrun `margin check examples/` to see.\n"
+    after = before.replace("margin check", "marg000000ck")
+    cache = RegionCache()
+    analyze_document(before, "d.md", cache=cache)
+    incremental, full = analyze_document(after, "d.md", cache=cache), analyze_document(after, "d.md")
+    assert [d.message for d in incremental.diagnostics] == [d.message for d in full.diagnostics]
+    assert any("marg000000ck" in d.message for d in full.diagnostics)
