@@ -99,27 +99,24 @@ class _Spanned(Protocol):
 _S = TypeVar("_S", bound=_Spanned)
 
 
-def _start(item: _Spanned) -> int:
-    return item.span.start
-
-
-def holding(items: Sequence[_S], offset: int) -> _S | None:
-    """The item whose span holds ``offset`` (``start <= offset < end``), or None.
-
-    ``items`` are sorted by start and disjoint, as problems are; the answer is
-    the last item starting at or before ``offset``, if it has not ended yet.
-    """
-    i = bisect.bisect_right(items, offset, key=_start) - 1
-    return items[i] if i >= 0 and offset < items[i].span.end else None
-
-
 def holding_position(items: Sequence[_S]) -> Callable[[int], int]:
-    """:func:`holding` asked many times of the same ``items``: where in ``items`` the one holding an offset is,
-    or -1 (their starts listed once, then bisected without a key per step)."""
+    """Where in ``items`` (sorted by start) the outermost item whose span holds an offset
+    (``start <= offset < end``) is, or -1.
+
+    Items are disjoint as problems are, or nest (a broken problem marker makes
+    one problem hold others): the outermost is the first holding the offset, as
+    a single pass over the text assigns it.  The starts and the furthest end
+    reached so far are listed once, then each offset is bisected: O(log n).
+    """
     starts = [item.span.start for item in items]
+    reach: list[int] = []
+    furthest = -1
+    for item in items:
+        furthest = max(furthest, item.span.end)
+        reach.append(furthest)
 
     def position(offset: int) -> int:
-        at = bisect.bisect_right(starts, offset) - 1
-        return at if at >= 0 and offset < items[at].span.end else -1
+        at = bisect.bisect_right(reach, offset)  # the first item reaching past offset: every one before ended
+        return at if at < len(starts) and starts[at] <= offset else -1
 
     return position

@@ -24,7 +24,7 @@ from scaling_core.document.regions import CalcRegion, ProblemRegion, Region
 from scaling_core.document.results import Binding
 from scaling_core.document.suggest import ScopeNames, locked, scope_names
 from scaling_core.expr import syntax as ast
-from scaling_core.text import LineIndex, holding, holding_position
+from scaling_core.text import LineIndex, holding_position
 from scaling_core.units.registry import UnitRegistry
 
 _EXPRESSIONS = get_args(ast.Expr)
@@ -175,11 +175,12 @@ def locate_unknown_names(
         if binding.name in unknown and binding.path == path:
             by_name.setdefault(binding.name, []).append(binding)
     located = []
+    problem_at = holding_position(problems)
     for diagnostic in diagnostics:
         name = unknown_name(diagnostic.message) if diagnostic.code == "N001" else None
         found = by_name.get(name, []) if name is not None else []
         if found:
-            diagnostic = _located(diagnostic, found, problems, index, in_calc(diagnostic.span.start))
+            diagnostic = _located(diagnostic, found, problems, problem_at, index, in_calc(diagnostic.span.start))
         located.append(diagnostic)
     return located
 
@@ -206,14 +207,26 @@ def _region_start(region: Region) -> int:
 
 
 def _located(
-    diagnostic: Diagnostic, found: list[Binding], problems: list[ProblemRegion], index: LineIndex, in_calc: bool
+    diagnostic: Diagnostic,
+    found: list[Binding],
+    problems: list[ProblemRegion],
+    problem_at: Callable[[int], int],
+    index: LineIndex,
+    in_calc: bool,
 ) -> Diagnostic:
+    """``diagnostic`` (an unknown name that ``found`` define) told where they are; ``problem_at`` is
+    :func:`holding_position` of ``problems``."""
+
+    def holding(offset: int) -> ProblemRegion | None:
+        at = problem_at(offset)
+        return problems[at] if at >= 0 else None
+
     use = diagnostic.span.start
-    here = holding(problems, use) if problems else None
+    here = holding(use)
     below = None
     elsewhere: tuple[Binding, ProblemRegion] | None = None
     for binding in found:
-        inside = holding(problems, binding.start) if problems else None
+        inside = holding(binding.start)
         if binding.start > use and (inside is None or inside is here):
             below = below or binding
         elif inside is not None and inside is not here and elsewhere is None:

@@ -11,7 +11,7 @@ from scaling_core.document.segments import Segments
 from scaling_core.document.sorted_on_read import SortedOnRead
 from scaling_core.expr.values import Record, Value
 from scaling_core.records import record
-from scaling_core.text import LineIndex, Span, holding, new_span
+from scaling_core.text import LineIndex, Span, holding_position, new_span
 from scaling_core.units.display import format_computed, format_in_unit, format_quantity
 from scaling_core.units.quantity import Quantity
 
@@ -290,6 +290,10 @@ class ProblemResult:
     total: int
 
 
+#: The ``lookups`` key of :meth:`DocumentAnalysis.problem_at`'s position function.
+_PROBLEM_POSITION = "problem_position"
+
+
 @dataclass
 class DocumentAnalysis:
     """Everything the engine knows about one draft."""
@@ -345,5 +349,10 @@ class DocumentAnalysis:
         return self.index.position(offset)[0] + 1
 
     def problem_at(self, offset: int) -> ProblemResult | None:
-        """The problem that holds ``offset``, or None outside every problem."""
-        return holding(self.problems, offset)
+        """The problem that holds ``offset`` (the outermost, where a broken marker nests problems), or None
+        outside every problem."""
+        position = self.lookups.get(_PROBLEM_POSITION)
+        if position is None:  # the problems' starts and reach listed once per analysis
+            position = self.lookups[_PROBLEM_POSITION] = holding_position(self.problems)
+        at: int = position(offset)  # type: ignore[operator]
+        return self.problems[at] if at >= 0 else None

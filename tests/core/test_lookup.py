@@ -14,6 +14,7 @@ from scaling_core.document.incremental import RegionCache
 from scaling_core.document.results import Binding
 from scaling_core.queries.hover import hover_at
 from scaling_core.queries.navigation import binding_at
+from tests.core.test_problems_and_settings import NESTED_PROBLEMS
 
 BOOK = book_like(300)
 # Problems with local names, a claim reading a name defined below, an import-free forward reference.
@@ -353,13 +354,13 @@ def test_a_hover_on_a_draft_without_problems_moves_nothing_to_say_what_tests_a_d
         assert any(type(part) is not list for part in results.parts())  # type: ignore[attr-defined]
 
 
-def test_the_position_of_the_problem_holding_an_offset_is_that_of_text_holding() -> None:
-    from scaling_core.text import holding, holding_position
+def test_the_position_of_the_problem_holding_an_offset_is_the_first_holding_it() -> None:
+    from scaling_core.text import holding_position
 
-    for text in (PROBLEMS, BOOK):
+    for text in (PROBLEMS, BOOK, NESTED_PROBLEMS):
         problems = analyze_document(text, "x.md").problems
         position = holding_position(problems)
         for offset in range(-1, len(text) + 2):
-            found = holding(problems, offset)
-            assert position(offset) == (problems.index(found) if found is not None else -1)
+            first = next((i for i, p in enumerate(problems) if p.span.start <= offset < p.span.end), -1)
+            assert position(offset) == first
     assert holding_position([])(5) == -1

@@ -32,6 +32,53 @@ Still Question 1: `B * 2 = 256`.
 """
 
 
+#: Explicit problems inside another: each region belongs to the outermost problem holding it.
+NESTED_PROBLEMS = """\
+# Draft
+
+```calc
+W = 4 s
+```
+
+<!-- problem: outer -->
+
+<!-- problem: first -->
+```calc
+a = 2
+```
+<!-- /problem -->
+
+```calc
+L = 3 s
+```
+
+<!-- problem: second -->
+```calc
+b = L * 2 + W
+```
+
+**Answer:** 10 s<!-- ≈ b -->.
+<!-- /problem -->
+<!-- /problem -->
+
+```calc
+x = L + 1 s
+```
+"""
+
+
+def test_nested_problems_hold_their_regions_in_the_outermost() -> None:
+    doc = analyze(NESTED_PROBLEMS)
+    outer, first, second = doc.problems
+    assert (outer.ident, first.ident, second.ident) == ("outer", "first", "second")
+    for name in ("a = 2", "L = 3", "b = L"):  # between the inner problems too
+        assert doc.problem_at(NESTED_PROBLEMS.index(name)) is outer
+    assert doc.problem_at(NESTED_PROBLEMS.index("x = L")) is None
+    (unknown,) = [d for d in doc.diagnostics if d.code == "N001"]  # b sees L: the same problem's
+    assert unknown.span.start == NESTED_PROBLEMS.index("L + 1")
+    assert unknown.notes[0] == "'L' is defined inside outer (line 16); names in a problem are local to it"
+
+
 def test_book_style_problems_with_details_blocks_and_local_names() -> None:
     doc = analyze(BOOK_STYLE)
     assert [(p.ident, p.title, p.status, p.passed, p.total) for p in doc.problems] == [
