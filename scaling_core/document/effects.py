@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scaling_core.diagnostics import Diagnostic
@@ -225,8 +224,8 @@ class Results:
             if references:
                 resolved = [bindings[owner] if owner is not None else resolve(reference.name)
                             for reference, owner in zip(references, effects.owners)]  # fmt: skip
-                moved = partial(move_reference, delta)
-                self.references.add_moved(tuple(zip(references, resolved)), moved, bounds=(delta, effects.bounds[2]))
+                self.references.add_moved(tuple(zip(references, resolved)), move_reference, delta,
+                                          bounds=effects.bounds[2])  # fmt: skip
         # Most regions add few kinds of thing: test before each call (this runs for every region of every analysis).
         if effects.diagnostics:
             self.diagnostics.extend(
@@ -234,7 +233,7 @@ class Results:
             )
         if effects.values:
             if delta:
-                self.values.add_moved(effects.values, partial(move_value, delta), bounds=(delta, effects.bounds[0]))
+                self.values.add_moved(effects.values, move_value, delta, bounds=effects.bounds[0])
             else:
                 self.values.extend(effects.values)
         if effects.checks:
@@ -242,8 +241,7 @@ class Results:
             self.count_checks(facts, delta)
             if delta:
                 keys = (facts[0] + delta, facts[1] + delta)
-                bounds = (delta, effects.bounds[1])
-                self.checks.add_moved(effects.checks, partial(move_check, delta), keys, _as_recorded, bounds)
+                self.checks.add_moved(effects.checks, move_check, delta, keys, _as_recorded, effects.bounds[1])
             else:
                 self.checks.extend(effects.checks)
         if bindings:

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from itertools import repeat
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from scaling_core.diagnostics import Diagnostic
 from scaling_core.document.effects import Bounds, Effects, check_facts, region_bounds, results_bounds
@@ -59,8 +59,6 @@ if TYPE_CHECKING:
 
 #: A reference's target: a definition of the stretch (its position among them), or a name looked up at its start.
 Target = int | str
-#: A value or a check.
-_R = TypeVar("_R", ValueResult, CheckResult)
 
 
 class Placed(list[Any]):
@@ -214,7 +212,8 @@ class Settled:
 
     def settle(self, interpreter: Interpreter) -> None:
         """Add their effects to the results, where the resolution of waiting claims adds them."""
-        _add(interpreter, self.piece, self.delta, self.placed, self.outside)
+        place_reference = partial(_place_reference, self.placed, self.outside)
+        _add(interpreter, self.piece, self.delta, self.placed, place_reference)
 
 
 def gather(
@@ -350,6 +349,7 @@ def replay_gathered(
     scope = interpreter.scope
     outside = {name: scope.binding(name) for name in gathered.outside}
     placed: list[Binding] = []
+    place_reference = partial(_place_reference, placed, outside)  # one for every piece of the stretch
     in_problem = driver.current is not None
     for part in gathered.parts:
         if isinstance(part, Deferral):
@@ -361,7 +361,7 @@ def replay_gathered(
             in_problem = driver.current is not None
             continue
         first = len(placed)
-        _add(interpreter, part, delta, placed, outside)
+        _add(interpreter, part, delta, placed, place_reference)
         if part.bindings:
             bindings = placed[first:]
             scope.current.update(zip(part.names, bindings))  # ``Scope.add`` in one call (a piece imports nothing)
@@ -370,8 +370,15 @@ def replay_gathered(
             forward.settle(Settled(part.settled, delta, placed, outside), scope)
 
 
-def _add(interpreter: Interpreter, piece: Piece, delta: int, placed: list[Binding], outside: dict[str, Any]) -> None:
-    """Add a piece's effects to the results, ``delta`` further on than gathered (its definitions join ``placed``)."""
+def _add(
+    interpreter: Interpreter,
+    piece: Piece,
+    delta: int,
+    placed: list[Binding],
+    place_reference: Callable[[int, tuple[Reference, int, Target | None]], Reference],
+) -> None:
+    """Add a piece's effects to the results, ``delta`` further on than gathered (its definitions join ``placed``;
+    ``place_reference`` moves a reference and resolves it, among ``placed`` or outside the stretch)."""
     results = interpreter.results
     if piece.elements:
         interpreter.evaluator.budget.elements += piece.elements
@@ -386,31 +393,34 @@ def _add(interpreter: Interpreter, piece: Piece, delta: int, placed: list[Bindin
         placed += new
         results.bindings += new
     if piece.references:
-        place = partial(_place_reference, delta, placed, outside)
-        results.references.add_moved(piece.references, place, bounds=(delta, piece.bounds[2]))
+        results.references.add_moved(piece.references, place_reference, delta, bounds=piece.bounds[2])
     if piece.diagnostics:
         moved = [shift_diagnostic(d, at + delta) if at + delta else d for d, at in piece.diagnostics]
         if again and any(at + delta for _d, at in piece.diagnostics):
             piece.diagnostics = [(diagnostic, -delta) for diagnostic in moved]
         results.diagnostics += moved
     if piece.values:
-        results.values.add_moved(piece.values, partial(_place, move_value, delta), bounds=(delta, piece.bounds[0]))
+        results.values.add_moved(piece.values, _place_value, delta, bounds=piece.bounds[0])
     if piece.checks:
         facts = piece.facts
         results.count_checks(facts, delta)
         keys = (facts[0] + delta, facts[1] + delta)
-        moving = partial(_place, move_check, delta)
-        results.checks.add_moved(piece.checks, moving, keys, itemgetter(0), (delta, piece.bounds[1]))
+        results.checks.add_moved(piece.checks, _place_check, delta, keys, itemgetter(0), piece.bounds[1])
 
 
 def _place_reference(
-    delta: int, placed: list[Binding], outside: dict[str, Any], item: tuple[Reference, int, Target | None]
+    placed: list[Binding], outside: dict[str, Any], delta: int, item: tuple[Reference, int, Target | None]
 ) -> Reference:
     reference, at, target = item
     binding = placed[target] if type(target) is int else outside.get(target) if target is not None else None  # type: ignore[arg-type]
     return reference.moved(at + delta, binding)
 
 
-def _place(move: Callable[[int, _R], _R], delta: int, item: tuple[_R, int]) -> _R:
-    result, at = item
-    return move(at + delta, result) if at + delta else result
+def _place_value(delta: int, item: tuple[ValueResult, int]) -> ValueResult:
+    value, at = item
+    return move_value(at + delta, value) if at + delta else value
+
+
+def _place_check(delta: int, item: tuple[CheckResult, int]) -> CheckResult:
+    check, at = item
+    return move_check(at + delta, check) if at + delta else check

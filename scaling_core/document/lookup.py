@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
 from scaling_core.document.results import Binding, CheckResult, DocumentAnalysis, Reference, ValueResult
-from scaling_core.document.segments import BOUNDS_STEP, Segments, known_bounds
+from scaling_core.document.segments import BOUNDS_STEP, Segments, known_bounds, moved
 from scaling_core.document.sorted_on_read import SortedOnRead
 
 #: Spans longer than this are few (a whole problem, a long block's value): they are scanned, not indexed.
@@ -82,8 +82,9 @@ class _SortedSpans(Generic[_T]):
 
 
 #: Consecutive items of a list, or of a :class:`Segments`'s part still as recorded: (the list or the recorded
-#: items, the first, the end, and how to move one into place or None for ready items).
-_Stretch = tuple[Sequence[Any], int, int, Callable[[Any], Any] | None]
+#: items, the first, the end, and how to move one into place, ``move(delta, item)``, or None for ready items,
+#: and the part's delta).
+_Stretch = tuple[Sequence[Any], int, int, Callable[[int, Any], Any] | None, int]
 
 
 class _Block(Generic[_T]):
@@ -100,8 +101,10 @@ class _Block(Generic[_T]):
         found = self._sorted
         if found is None:
             items: list[_T] = []
-            for sequence, first, end, move in self.stretches:
-                items += sequence[first:end] if move is None else map(move, sequence[first:end])
+            for sequence, first, end, move, delta in self.stretches:
+                items += (
+                    sequence[first:end] if move is None else map(move, itertools.repeat(delta), sequence[first:end])
+                )
             found = self._sorted = _SortedSpans(items)
         return found
 
@@ -227,29 +230,29 @@ def _stretches(items: Sequence[_T]) -> tuple[list[_Stretch], list[int], list[int
     parts: list[Any] = items.parts() if type(items) is Segments else [items]  # not isinstance: see SpanIndex
     for part in parts:
         if type(part) is tuple:
-            recorded, move, _keys, _unmoved, bounds = part
+            recorded, move, _keys, _unmoved, bounds, delta = part
             count = len(recorded)
-            if bounds is not None and count <= step and len(bounds[1]) == 2:  # most parts: one stretch
-                delta, (start, end) = bounds
-                stretches.append((recorded, 0, count, move))
+            if bounds is not None and count <= step and len(bounds) == 2:  # most parts: one stretch
+                start, end = bounds
+                stretches.append((recorded, 0, count, move, delta))
                 starts.append(start + delta)
                 ends.append(end + delta)
                 continue
             known = known_bounds(part)
             if known is not None:
-                delta, flat = known
+                flat = known[1]
                 for number, (start, end) in enumerate(zip(flat[::2], flat[1::2])):
                     first = number * step
-                    stretches.append((recorded, first, min(first + step, count), move))
+                    stretches.append((recorded, first, min(first + step, count), move, delta))
                     starts.append(start + delta)
                     ends.append(end + delta)
                 continue
-            ready = list(map(move, recorded))  # bounds unknown (or not these): moved
+            ready = list(moved(part))  # bounds unknown (or not these): moved
         else:
             ready = part
         for first in range(0, len(ready), step):
             block = ready[first : first + step]
-            stretches.append((ready, first, first + len(block), None))
+            stretches.append((ready, first, first + len(block), None, 0))
             starts.append(min([item.start for item in block]))
             ends.append(max([item.end for item in block]))
     return stretches, starts, ends

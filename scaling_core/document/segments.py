@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import repeat
 from typing import Any, TypeVar, overload
 
 T = TypeVar("T")
@@ -25,8 +26,8 @@ class Segments(Sequence[T]):
     __slots__ = ("_parts", "_length", "_index", "_ordered")
 
     def __init__(self, items: Iterable[T] = ()) -> None:
-        #: Each part is a list of ready items or (recorded items, move, the first and last key they will
-        #: have or None): see :meth:`add_moved`.
+        #: Each part is a list of ready items or a recorded part (recorded items, move, keys, unmoved, bounds,
+        #: delta): see :meth:`add_moved`.
         self._parts: list[Any] = [list(items)]
         self._length = len(self._parts[0])
         #: :meth:`window`'s index of the parts: (the parts list it indexes and its length, the number
@@ -58,21 +59,24 @@ class Segments(Sequence[T]):
     def add_moved(
         self,
         recorded: Sequence[Any],
-        move: Callable[[Any], T],
+        move: Callable[[int, Any], T],
+        delta: int,
         keys: tuple[int, int] | None = None,
         unmoved: Callable[[Any], T] | None = None,
-        bounds: tuple[int, Sequence[int]] | None = None,
+        bounds: Sequence[int] | None = None,
     ) -> None:
-        """Add ``move(r)`` for each recorded item, computed only when the list is read.
+        """Add ``move(delta, r)`` for each recorded item, computed only when the list is read.
 
+        ``move`` is one function for every part (a part of its own, ``functools.partial(move, delta)``, took
+        ~200 bytes a part with its arguments: a keystroke near the top of a 20 MB draft adds ~28,000 parts).
         ``keys``, when known, are the least and the largest key (see :meth:`window`) the moved items
         will have: :meth:`window` then skips them without moving them.  ``unmoved(r)``, when given, is the
         item as recorded, for a window read only for what moving leaves as it is.  ``bounds``, when known,
-        are (how far moving moves a span, :func:`span_bounds` of the recorded items' spans): an index of
+        are :func:`span_bounds` of the recorded items' spans (moving moves each span by ``delta``): an index of
         spans (``lookup.SpanIndex``) then moves only the items asked about.
         """
         if recorded:
-            self._parts.append((recorded, move, keys, unmoved, bounds))
+            self._parts.append((recorded, move, keys, unmoved, bounds, delta))
             self._length += len(recorded)
 
     def pop(self) -> T:
@@ -108,19 +112,19 @@ class Segments(Sequence[T]):
             return []
         head = parts[first]
         if type(head) is not list:
-            head = list(map(head[1], head[0]))
+            head = list(moved(head))
         for part in parts[first + 1 :]:
             if type(part) is list:
                 head.extend(part)
             else:
-                head.extend(map(part[1], part[0]))
+                head.extend(moved(part))
         parts[first:] = [head]
         self._ordered = min(self._ordered, first)
         return head[start - before :]
 
     def parts(self) -> list[Any]:
         """The parts as kept, none built: lists of ready items and recorded parts, each recorded part as
-        (recorded items, move, keys, unmoved, bounds): see :meth:`add_moved`."""
+        (recorded items, move, keys, unmoved, bounds, delta): see :meth:`add_moved` (:func:`moved` moves one)."""
         return list(self._parts)
 
     def _flat(self) -> list[T]:
@@ -131,7 +135,7 @@ class Segments(Sequence[T]):
             if type(part) is list:
                 flat.extend(part)
             else:
-                flat.extend(map(part[1], part[0]))
+                flat.extend(moved(part))
         self._parts = [flat]
         self._ordered = 0
         return flat
@@ -153,15 +157,15 @@ class Segments(Sequence[T]):
                 flat.extend(part)
                 since += len(part)
                 continue
-            items, move = part[0], part[1]
+            items, move, delta = part[0], part[1], part[5]
             for start in range(0, len(items), between):  # a long part (a 5,000-statement block's) a slice at a time
                 if start:
                     if not go_on():
                         return False
                     since = 0
-                moved = items[start : start + between]
-                flat.extend(map(move, moved))
-                since += len(moved)
+                some = items[start : start + between]
+                flat.extend(map(move, repeat(delta), some))
+                since += len(some)
         self._parts = [flat]
         self._ordered = 0
         return True
@@ -252,7 +256,7 @@ def read_part(
     elif not placed and part[3] is not None and low <= least and most < high:
         found.extend(map(part[3], part[0]))
     else:
-        found.extend([item for item in map(part[1], part[0]) if low <= key(item) < high])
+        found.extend([item for item in moved(part) if low <= key(item) < high])
 
 
 def part_keys(parts: Sequence[Any], key: Callable[[Any], int]) -> tuple[list[int], list[int]]:
@@ -268,7 +272,8 @@ def part_keys(parts: Sequence[Any], key: Callable[[Any], int]) -> tuple[list[int
         elif part[2] is not None:
             first, last = part[2]
         else:
-            first, last = key(part[1](part[0][0])), key(part[1](part[0][-1]))
+            move, delta = part[1], part[5]
+            first, last = key(move(delta, part[0][0])), key(move(delta, part[0][-1]))
         firsts.append(first)
         lasts.append(last)
     return firsts, lasts
@@ -278,11 +283,16 @@ def part_keys(parts: Sequence[Any], key: Callable[[Any], int]) -> tuple[list[int
 BOUNDS_STEP = 256
 
 
+def moved(part: tuple[Any, ...]) -> Iterator[Any]:
+    """A recorded part's items (see :meth:`Segments.add_moved`), moved into place as they are read."""
+    return map(part[1], repeat(part[5]), part[0])
+
+
 def known_bounds(part: tuple[Any, ...]) -> tuple[int, Sequence[int]] | None:
     """A recorded part's bounds (how far moving moves a span, :func:`span_bounds` of its items as recorded), when
     it was added with bounds that fit its items (a start and an end per :data:`BOUNDS_STEP` items); else None."""
     bounds = part[4]
-    return bounds if bounds is not None and -(-len(part[0]) // BOUNDS_STEP) * 2 == len(bounds[1]) else None
+    return (part[5], bounds) if bounds is not None and -(-len(part[0]) // BOUNDS_STEP) * 2 == len(bounds) else None
 
 
 def span_bounds(starts: list[int], ends: list[int]) -> tuple[int, ...]:

@@ -18,7 +18,7 @@ import bisect
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar, overload
 
-from scaling_core.document.segments import Segments, known_bounds, ordered_window, part_keys, read_part
+from scaling_core.document.segments import Segments, known_bounds, moved, ordered_window, part_keys, read_part
 
 T = TypeVar("T")
 
@@ -134,7 +134,7 @@ class _Spread:
             else:
                 bounds = known_bounds(part)
                 if bounds is None:  # moved now
-                    part = sorted(map(part[1], part[0]), key=key)
+                    part = sorted(moved(part), key=key)
                     least, most = key(part[0]), key(part[-1])
                 elif len(bounds[1]) == 2:  # most parts
                     delta, (least, most) = bounds  # spans end after they start: the end is a bound

@@ -161,7 +161,7 @@ def test_small_replayed_regions_are_joined_into_blocks_of_a_few_dozen_items() ->
     for name in ("values", "references"):
         items, every = getattr(analysis, name), list(getattr(twin, name))
         for block in lookup.SpanIndex(items)._blocks:
-            sizes = [end - first for _items, first, end, _move in block.stretches]
+            sizes = [end - first for _items, first, end, _move, _delta in block.stretches]
             assert len(sizes) == 1 or sum(sizes) <= lookup.JOINED_AT_MOST, name
         most = 0
         for offset in range(0, len(analysis.text), len(analysis.text) // 40):
@@ -261,7 +261,7 @@ def test_a_part_added_with_bounds_that_do_not_fit_its_items_is_moved_whole() -> 
 
     items = [Reference.at(Span(n * 10, n * 10 + 3), f"x{n}", None) for n in range(600)]
     segments: Segments[Reference] = Segments()
-    segments.add_moved(items, lambda item: item, bounds=(0, (0, 2_563)))  # one start and end: 256 items' bounds
+    segments.add_moved(items, lambda _delta, item: item, 0, bounds=(0, 2_563))  # one start and end: 256 items' bounds
     index = lookup.SpanIndex(segments)
     assert index.first_holding(5_001) is items[500]
     assert index.ending_between(3_000, 3_013) == items[300:302]

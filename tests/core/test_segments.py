@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 from unittest.mock import patch
 
 from hypothesis import given, settings
@@ -16,14 +15,14 @@ from tests.fuzz.properties import examples
 def test_reads_see_ready_and_moved_items_in_order_and_build_each_once() -> None:
     built: list[int] = []
 
-    def move(item: int) -> int:
+    def move(delta: int, item: int) -> int:
         built.append(item)
-        return item + 100
+        return item + delta
 
     items = Segments([1, 2])
-    items.add_moved((3, 4), move)
+    items.add_moved((3, 4), move, 100)
     items.append(5)
-    items.add_moved((), move)
+    items.add_moved((), move, 100)
     assert len(items) == 5 and built == []  # nothing built yet
     assert items[-1] == 5 and items.tail(4) == [5] and built == []  # the interpreter's reads stay cheap
     assert list(items) == [1, 2, 103, 104, 5] and built == [3, 4]
@@ -33,9 +32,9 @@ def test_reads_see_ready_and_moved_items_in_order_and_build_each_once() -> None:
 
 def test_tail_and_pop_across_moved_parts() -> None:
     items: Segments[int] = Segments()
-    items.add_moved((1, 2), lambda i: -i)
+    items.add_moved((1, 2), lambda _d, i: -i, 0)
     assert items.tail(1) == [-2]
-    items.add_moved((3,), lambda i: -i)
+    items.add_moved((3,), lambda _d, i: -i, 0)
     assert items.pop() == -3 and len(items) == 2 and list(items) == [-1, -2]
     items.append(7)
     assert items.pop() == 7 and items.tail(0) == [-1, -2]
@@ -44,12 +43,12 @@ def test_tail_and_pop_across_moved_parts() -> None:
 def test_sorted_on_read_moves_and_sorts_only_once_read() -> None:
     built: list[int] = []
 
-    def move(item: int) -> int:
+    def move(factor: int, item: int) -> int:
         built.append(item)
-        return item * 10
+        return item * factor
 
     items = Segments([50, 10])
-    items.add_moved((4, 2), move)
+    items.add_moved((4, 2), move, 10)
     ordered = SortedOnRead(items, key=lambda item: item)
     assert len(ordered) == 4 and built == []  # publishing asks the count, never the items
     assert ordered[0] == 10 and list(ordered) == [10, 20, 40, 50] and built == [4, 2]
@@ -87,7 +86,7 @@ def test_a_window_holds_exactly_the_items_whose_key_is_inside_it(
         else:
             recorded = tuple(key - 7 for key in keys)  # recorded 7 before where they land
             bounds = (keys[0], keys[-1]) if keys and kind == "moved, keys given" else None
-            items.add_moved(recorded, partial(move, 7), bounds, as_recorded)
+            items.add_moved(recorded, move, 7, bounds, as_recorded)
     for _ in pops[: len(expected)]:
         assert items.pop() == expected.pop()
     high = low + width
@@ -107,14 +106,14 @@ def as_recorded(item: int) -> int:
 def test_a_window_moves_only_the_parts_that_may_hold_its_items() -> None:
     moved: list[int] = []
 
-    def move(item: int) -> int:
+    def move(delta: int, item: int) -> int:
         moved.append(item)
-        return item + 100
+        return item + delta
 
     items = Segments([1, 2])
-    items.add_moved((10, 20), move, (110, 120))
-    items.add_moved((30, 40), move, (130, 140))
-    items.add_moved((50,), move, (150, 150))
+    items.add_moved((10, 20), move, 100, (110, 120))
+    items.add_moved((30, 40), move, 100, (130, 140))
+    items.add_moved((50,), move, 100, (150, 150))
     assert items.window(115, 135, int) == [120, 130] and moved == [10, 20, 30, 40]
     assert items.window(0, 3, int) == [1, 2] and moved == [10, 20, 30, 40]
     assert items.window(150, 151, int) == [150] and moved[-1] == 50
@@ -123,13 +122,13 @@ def test_a_window_moves_only_the_parts_that_may_hold_its_items() -> None:
 def test_a_window_read_for_what_moving_keeps_leaves_the_parts_inside_it_unmoved() -> None:
     moved: list[int] = []
 
-    def move(item: int) -> int:
+    def move(delta: int, item: int) -> int:
         moved.append(item)
-        return item + 100
+        return item + delta
 
     items = Segments([1, 2])
-    items.add_moved((10, 20), move, (110, 120), lambda item: -item)
-    items.add_moved((30, 40), move, (130, 140), lambda item: -item)
+    items.add_moved((10, 20), move, 100, (110, 120), lambda item: -item)
+    items.add_moved((30, 40), move, 100, (130, 140), lambda item: -item)
     assert items.window(105, 135, int, placed=False) == [-10, -20, 130] and moved == [30, 40]
     assert items.window(105, 135, int) == [110, 120, 130]  # placed, as anyone else reads them
 
@@ -185,9 +184,9 @@ def test_a_window_of_a_list_out_of_order_is_what_sorting_all_gives(
                 items.extend(recorded)
                 continue
             starts, ends = [r[0] for r in recorded], [r[1] for r in recorded]
-            bounds = (delta, span_bounds(starts, ends)) if "bounds" in kind else None
+            bounds = span_bounds(starts, ends) if "bounds" in kind else None
             unmoved = (lambda item: item) if "unmoved" in kind else None
-            items.add_moved(tuple(recorded), partial(move, delta), None, unmoved, bounds)
+            items.add_moved(tuple(recorded), move, delta, None, unmoved, bounds)
         return items
 
     high = low + width
@@ -209,7 +208,7 @@ def test_moved_into_place_a_slice_at_a_time_unless_told_to_stop() -> None:
     def parts_of_three() -> Segments[int]:
         items = Segments([1, 2])
         for first in range(3, 30, 3):
-            items.add_moved((first, first + 1, first + 2), lambda i: i * 10)
+            items.add_moved((first, first + 1, first + 2), lambda factor, i: i * factor, 10)
         return items
 
     expected = list(parts_of_three())
@@ -239,8 +238,8 @@ def test_a_long_recorded_part_is_moved_a_slice_at_a_time() -> None:
 
     def one_long_part() -> Segments[int]:
         items = Segments([1])
-        items.add_moved(tuple(range(2, 12)), lambda i: i * 10)  # ten items
-        items.add_moved((12,), lambda i: i * 10)
+        items.add_moved(tuple(range(2, 12)), lambda factor, i: i * factor, 10)  # ten items
+        items.add_moved((12,), lambda factor, i: i * factor, 10)
         return items
 
     expected = list(one_long_part())
@@ -299,13 +298,13 @@ def test_a_window_of_parts_in_order_then_parts_out_of_order_is_what_sorting_all_
             continue
         keys = (recorded[0][0] + 3, recorded[-1][0] + 3) if "keys" in kind and recorded else None
         unmoved = (lambda item: item) if "unmoved" in kind else None
-        items.add_moved(tuple(recorded), partial(move, 3), keys, unmoved)
+        items.add_moved(tuple(recorded), move, 3, keys, unmoved)
     items.close_part()
     in_order_parts = items.ordered_parts()
     for spans in late:
         recorded = tuple((s, s + length, tag + n) for n, (s, length) in enumerate(spans))
         everything += recorded
-        items.add_moved(recorded, partial(move, 0))
+        items.add_moved(recorded, move, 0)
         tag += len(spans)
     high = low + width
     expected = [item for item in sorted(everything, key=lambda item: item[0]) if low <= item[0] < high]
