@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from scaling_core.diagnostics import Diagnostic
 from scaling_core.document.effects import Effects, region_bounds
 from scaling_core.document.piece_chunks import PieceScans
-from scaling_core.document.regions import CalcRegion, ChunkScan, ClaimRegion, Region
+from scaling_core.document.regions import CalcRegion, ChunkScan, ClaimRegion, CodeSpanRegion, Region
 from scaling_core.document.results import Binding
 from scaling_core.document.scope import Scope
 from scaling_core.document.shift import shift_regions, shift_scan
@@ -404,25 +404,31 @@ _medium_identifiers = lru_cache(maxsize=64)(_names_in)
 
 
 def region_key(region: Region, text: str, scope: Scope) -> tuple[Any, ...]:
-    """The cache key of ``region`` of the draft ``text``, evaluated in ``scope`` as it is now.
+    """The cache key of ``region`` of the draft ``text``, evaluated in ``scope`` as it is now: flat, what the
+    region is read from, then what its names mean (a tuple of their own took ~64 bytes a region).
 
     It holds the region's text (from its start to its end: ``effects.region_bounds``), or a calc block's lines
-    as written (the string the block holds, not a copy: ``CalcRegion.content``) and where they lie in it, which
-    is all its evaluation reads.  A claim's expression is read from its comment with the paragraph's code spans
-    masked, which depends on backticks outside its text: the key holds that expression as it is evaluated.
+    as written (the string the block holds, not a copy: ``CalcRegion.content``) and where they lie in it, or a
+    code span's text (the string the code span holds), where it lies and how long the code span is, which is
+    all their evaluation reads (not the backticks around a code span's text).  A claim's expression is read
+    from its comment with the paragraph's code spans masked, which depends on backticks outside its text: the
+    key holds that expression as it is evaluated.
     """
     local = scope.local
+    before: list[Any]
     if type(region) is CalcRegion and type(region.content) is str:
         start, end = region.span
         source, names = read_once(region.content)
-        written: Any = (source, region.first - start, end - start, region.hidden)
+        before = [CalcRegion, source, region.first - start, end - start, region.hidden]
+    elif type(region) is CodeSpanRegion:
+        source, names = read_once(region.text)
+        before = [CodeSpanRegion, source, region.content_offset, region.length, region.role]
     else:
         start, end = region_bounds(region)
         source, names = read_once(text[start:end])
-        written = (source, region.expr_text) if isinstance(region, ClaimRegion) else source
-    # What its names mean follows flat (a tuple of their own took ~64 bytes a region: ~3 MB of a 20 MB draft).
-    return inputs_for(names, local, scope.top_level, scope.records, [type(region), written, scope.problem,
-                                                                     local is not None])  # fmt: skip
+        before = [ClaimRegion, source, region.expr_text] if type(region) is ClaimRegion else [type(region), source]
+    before += (scope.problem, local is not None)
+    return inputs_for(names, local, scope.top_level, scope.records, before)
 
 
 def inputs_for(

@@ -220,32 +220,71 @@ def test_a_replayed_region_takes_the_problem_it_now_sits_in() -> None:
     assert [c.problem for c in incremental.checks] == [c.problem for c in full.checks]
 
 
-def test_a_region_key_keeps_the_text_the_names_memo_holds_not_a_second_copy() -> None:
+def test_a_region_key_keeps_the_text_the_region_holds_not_a_second_copy() -> None:
     from scaling_core.document.incremental import read_once
-    from scaling_core.document.regions import CalcRegion
+    from scaling_core.document.regions import CalcRegion, ClaimRegion, CodeSpanRegion
 
     text = "".join(
-        f"## S{n}\n\n```calc\nx_{n} = {n} * 2\n```\n\nSo `x_{n} * 3 = {6 * n}` holds.\n\n" for n in range(40)
+        f"## S{n}\n\n```calc\nx_{n} = {n} * 2\n```\n\n"
+        f"So `x_{n} * 3 = {6 * n}` holds, {{calc}}` x_{n} `, {2 * n}<!-- = x_{n} -->.\n\n"
+        for n in range(40)
     )
     cache = RegionCache()
-    analyze_document(text, "keys.md", cache=cache)
-    sources = [key[1] for key in cache._entries if type(key[1]) is str]
-    assert len(sources) == 40
-    # The driver reads each region's names from one slice of the draft and makes its key from another:
-    # the key holds the string the memo keeps (equal text, the same object), so each region's text is held once.
-    copies = [source.encode().decode() for source in sources]  # equal texts, other strings
-    assert all(copy is not source and read_once(copy)[0] is source for copy, source in zip(copies, sources))
+    assert not analyze_document(text, "keys.md", cache=cache).diagnostics
+    regions = [region for _text, _start, scan in cache.chunks._entries.values() for region in scan.regions]
+    keys = list(cache._entries)
+    # A code span's key holds the very string the code span keeps (not a slice with its backticks), where it
+    # lies and how long the code span is: what its evaluation reads.
+    spans = {id(region.text): region for region in regions if type(region) is CodeSpanRegion}
+    span_keys = [key for key in keys if key[0] is CodeSpanRegion]
+    assert len(spans) == len(span_keys) == 80
+    for key in span_keys:
+        region = spans[id(key[1])]
+        assert key[1:5] == (region.text, region.content_offset, region.length, region.role)
+        assert read_once(key[1].encode().decode())[0] is key[1]  # the string the names memo holds
+    assert sorted(key[1] for key in span_keys if key[4]) == sorted(f"x_{n}" for n in range(40))  # the roles
+    # A claim's holds its text as the memo keeps it: equal text read again is that same string.
+    claim_keys = [key for key in keys if key[0] is ClaimRegion]
+    assert len(claim_keys) == 40
+    assert all(
+        read_once(key[1].encode().decode())[0] is key[1] and key[2].strip() == key[1].split()[-2] for key in claim_keys
+    )
     # A calc block's key holds its lines as written: the very string the block keeps, and where they lie in it.
-    blocks = [region for _text, _start, scan in cache.chunks._entries.values() for region in scan.regions
-              if type(region) is CalcRegion]  # fmt: skip
+    blocks = [region for region in regions if type(region) is CalcRegion]
     written = {id(block.content): block for block in blocks}
-    keys = [key[1] for key in cache._entries if key[0] is CalcRegion]
-    assert len(blocks) == len(keys) == 40
-    for content, first, end, hidden in keys:
+    calc_keys = [key for key in keys if key[0] is CalcRegion]
+    assert len(blocks) == len(calc_keys) == 40
+    for _kind, content, first, end, hidden, *_rest in calc_keys:
         block = written[id(content)]
         assert block.content is content and content.startswith("x_") and not hidden
         assert (first, end) == (block.first - block.span.start, block.span.end - block.span.start)
         assert (first, end) == (len("```calc\n"), len(f"```calc\n{content}\n```"))
+
+
+def test_a_code_span_edited_outside_its_text_is_replayed_and_inside_it_evaluated_again() -> None:
+    """A code span's key is its text, where the text lies and how long the code span is: other backticks and
+    spaces around the same text at the same place replay it; any other change evaluates it again, and each
+    answers as a fresh analysis."""
+    before = "# D\n\n```calc\nx = 3\n```\n\nSo `x * 2 = 6` and {calc}`x * 2`.\n"
+    cache = RegionCache()
+    analyze_document(before, "d.md", cache=cache)
+    for written, evaluated in (
+        ("`` x * 2 = 6 ``", 1),  # the text lies further in: evaluated again
+        ("`  x * 2 = 6  `", 0),  # as far in and as long: replayed
+        ("`  x * 2 = 7  `", 1),
+        ("`  x*2 = 6    `", 1),
+    ):
+        after = before.replace("`x * 2 = 6`", written)
+        incremental = analyze_document(after, "d.md", cache=cache)
+        assert cache.evaluated == evaluated, written
+        full = analyze_document(after, "d.md")
+        assert [(c.span, c.status, c.message) for c in incremental.checks] == [
+            (c.span, c.status, c.message) for c in full.checks
+        ]
+        assert [(v.span, v.display) for v in incremental.values] == [(v.span, v.display) for v in full.values]
+        assert [(d.code, d.span) for d in incremental.diagnostics] == [(d.code, d.span) for d in full.diagnostics]
+    roleless = analyze_document(before.replace("{calc}`x * 2`", "`x * 2`"), "d.md", cache=cache)
+    assert cache.evaluated == 0 and [v.name for v in roleless.values] == ["x"]  # no role, no `=`: not a region
 
 
 def test_fingerprints_are_equal_exactly_when_values_are() -> None:
