@@ -195,3 +195,17 @@ def test_a_long_drafts_line_starts_take_8_bytes_a_line() -> None:
         tracemalloc.stop()
     assert lines.count == 800_001 and lines.start(400_000) == 13 * 400_000
     assert held < 9 * 800_001  # a list of ints held ~36 bytes a line (a 20 MB draft's: 16 MB)
+
+
+def test_line_starts_take_four_bytes_a_line_unless_a_block_spans_more_than_two_gigabytes() -> None:
+    from server.lsp.buffer import BLOCK, Lines
+
+    starts = [n * 40 for n in range(3 * BLOCK)]
+    lines = Lines.of(starts)
+    assert [block.itemsize for block in lines.blocks] == [4, 4, 4]
+    far = [0, 10, 2**31 - 1, 2**31, 2**33 + 7]  # offsets past what 4 bytes hold (no text needed to list them)
+    lines = Lines.of(far + [2**34 + n for n in range(BLOCK)])
+    assert [block.itemsize for block in lines.blocks] == [8, 4]
+    assert [lines.start(n) for n in range(len(far))] == far
+    assert lines.position(2**33 + 9) == (4, 2) and lines.line_of(2**34 + 3) == 5 + 3
+    assert lines.flat() == far + [2**34 + n for n in range(BLOCK)]
