@@ -277,3 +277,36 @@ print(json.dumps({{**code_cache.stats, "tomllib": "tomllib" in sys.modules, "out
     assert plain.returncode == first.returncode == 0 and plain.stdout.count(b"\n") > 10, plain.stderr
     assert plain.stdout.decode() == first.stdout.decode() == second["out"]  # the same chips, field for field
     assert second["data_hits"] == 11 and second["tomllib"] is False  # nothing parsed: tomllib never loaded
+
+
+LAZY = """
+import json, marshal
+from server import code_cache
+code_cache.install(protocol=False)
+keys = [code_cache._key(f"x_{n} = {n}", "<kept>", "exec") for n in range(3)]
+read = [type(code_cache._table.get(key)).__name__ for key in keys]  # as the file was read
+if "MODE" == "corrupt":
+    code_cache._table[keys[2]] = marshal.dumps("not an entry")
+space = {}
+for n in range(3):
+    exec(code_cache.cached_compile(f"x_{n} = {n}", "<kept>", "exec"), space)
+    if n == 0:
+        after_one = [type(code_cache._table.get(key)).__name__ for key in keys]
+saved = code_cache.save() if "MODE" == "save" else None
+print(json.dumps({"read": read, "after_one": after_one, "values": [space[f"x_{n}"] for n in range(3)],
+                  "hits": code_cache.stats["hits"], "misses": code_cache.stats["misses"], "saved": saved}))
+"""
+
+
+def test_each_entry_is_marshalled_on_its_own_and_read_when_first_looked_up(tmp_path: Path) -> None:
+    first = run_python(LAZY.replace("MODE", "save"), tmp_path)
+    assert (first["misses"], first["values"], first["saved"]) == (3, [0, 1, 2], True)
+    (path,) = cache_files(tmp_path)
+    packed = code_cache._read_packed(path)
+    assert len(packed) >= 3 and all(type(entry) is bytes for entry in packed.values())  # one marshal each
+    again = run_python(LAZY.replace("MODE", "read"), tmp_path)
+    assert again["read"] == ["bytes"] * 3  # as read from the file, nothing unmarshalled yet
+    assert again["after_one"] == ["code", "bytes", "bytes"]  # the one looked up
+    assert (again["hits"], again["misses"], again["values"]) == (3, 0, [0, 1, 2])
+    corrupt = run_python(LAZY.replace("MODE", "corrupt"), tmp_path)
+    assert (corrupt["hits"], corrupt["misses"], corrupt["values"]) == (2, 1, [0, 1, 2])  # compiled again
