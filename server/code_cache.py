@@ -304,12 +304,6 @@ def _read_packed(path: Path) -> dict[bytes, bytes]:
     return {k: v for k, v in table.items() if type(k) is bytes and type(v) is bytes}
 
 
-def _read(path: Path) -> dict[bytes, Entry]:
-    """The file's entries by key, each unmarshalled (those that are not an entry left out)."""
-    found = {key: _unpacked(packed) for key, packed in _read_packed(path).items()}
-    return {key: entry for key, entry in found.items() if entry is not None}
-
-
 def install(*, protocol: bool = True) -> None:
     """Load the cache and route dataclasses' ``exec`` through it, and with ``protocol`` attrs' and cattrs' ``compile``.
 

@@ -175,12 +175,17 @@ def locate_unknown_names(
         if binding.name in unknown and binding.path == path:
             by_name.setdefault(binding.name, []).append(binding)
     located = []
-    problem_at = holding_position(problems)
+    position = holding_position(problems)
+
+    def problem_at(offset: int) -> ProblemRegion | None:
+        at = position(offset)
+        return problems[at] if at >= 0 else None
+
     for diagnostic in diagnostics:
         name = unknown_name(diagnostic.message) if diagnostic.code == "N001" else None
         found = by_name.get(name, []) if name is not None else []
         if found:
-            diagnostic = _located(diagnostic, found, problems, problem_at, index, in_calc(diagnostic.span.start))
+            diagnostic = _located(diagnostic, found, problem_at, index, in_calc(diagnostic.span.start))
         located.append(diagnostic)
     return located
 
@@ -209,24 +214,18 @@ def _region_start(region: Region) -> int:
 def _located(
     diagnostic: Diagnostic,
     found: list[Binding],
-    problems: list[ProblemRegion],
-    problem_at: Callable[[int], int],
+    problem_at: Callable[[int], ProblemRegion | None],
     index: LineIndex,
     in_calc: bool,
 ) -> Diagnostic:
-    """``diagnostic`` (an unknown name that ``found`` define) told where they are; ``problem_at`` is
-    :func:`holding_position` of ``problems``."""
-
-    def holding(offset: int) -> ProblemRegion | None:
-        at = problem_at(offset)
-        return problems[at] if at >= 0 else None
-
+    """``diagnostic`` (an unknown name that ``found`` define) told where they are; ``problem_at`` says which
+    problem holds an offset (the outermost), or None."""
     use = diagnostic.span.start
-    here = holding(use)
+    here = problem_at(use)
     below = None
     elsewhere: tuple[Binding, ProblemRegion] | None = None
     for binding in found:
-        inside = holding(binding.start)
+        inside = problem_at(binding.start)
         if binding.start > use and (inside is None or inside is here):
             below = below or binding
         elif inside is not None and inside is not here and elsewhere is None:

@@ -349,8 +349,8 @@ class DocumentAnalysis:
         return self.index.position(offset)[0] + 1
 
     def problem_at(self, offset: int) -> ProblemResult | None:
-        """The problem that holds ``offset`` (the outermost, where a broken marker nests problems), or None
-        outside every problem."""
+        """The problem that holds ``offset`` (the outermost, where problems nest), or None outside every
+        problem."""
         position = self.lookups.get(_PROBLEM_POSITION)
         if position is None:  # the problems' starts and reach listed once per analysis
             position = self.lookups[_PROBLEM_POSITION] = holding_position(self.problems)

@@ -43,6 +43,11 @@ def cache_files(cache: Path) -> list[Path]:
     return sorted(cache.glob("generated-code.*.marshal"))
 
 
+def read_entries(path: Path) -> dict[bytes, object]:
+    """The cache file's entries by key, each unmarshalled as a lookup would."""
+    return {key: code_cache._unpacked(packed) for key, packed in code_cache._read_packed(path).items()}
+
+
 def test_a_second_start_compiles_nothing(tmp_path: Path) -> None:
     first = run_python(WORK, tmp_path)
     assert first["hits"] == 0 and first["misses"] > 500 and first["saved"] is True  # type: ignore[operator]
@@ -75,13 +80,13 @@ print(json.dumps({"saved": code_cache.save()}))
 """
     assert run_python(stale, tmp_path)["saved"] is True
     (path,) = cache_files(tmp_path)
-    assert len(code_cache._read(path)) > code_cache.MAX_ENTRIES
+    assert len(read_entries(path)) > code_cache.MAX_ENTRIES
     upgraded = WORK.replace(
         "print(json.dumps(", "code_cache.cached_compile('y = 1', '<new>', 'exec')\nprint(json.dumps("
     )
     first = run_python(upgraded, tmp_path)
     assert first["saved"] is True and first["misses"] > 500  # type: ignore[operator]
-    kept = code_cache._read(path)
+    kept = read_entries(path)
     assert len(kept) == first["misses"] and code_cache._key("x = 1", "<stale>", "exec") not in kept  # stale ones gone
     assert run_python(WORK, tmp_path)["misses"] == 0  # and what this version uses is kept
 
@@ -181,7 +186,7 @@ def test_margin_check_fills_the_cache_once_and_then_only_reads_it(tmp_path: Path
     first = subprocess.run(command, cwd=ROOT, capture_output=True, timeout=120, env=env)
     assert first.returncode == 0, first.stderr
     (path,) = cache_files(tmp_path)
-    entries = code_cache._read(path)
+    entries = read_entries(path)
     code = [entry for entry in entries.values() if isinstance(entry, CodeType)]
     assert len(code) > 200 and all(c.co_filename == "<string>" for c in code)  # Margin's own
     programs = [entry for entry in entries.values() if isinstance(entry, tuple)]
@@ -254,7 +259,7 @@ def test_packaged_data_is_parsed_once_then_read_from_the_cache(tmp_path: Path) -
     plain = subprocess.run(command, cwd=ROOT, capture_output=True, timeout=120, env={**env, "MARGIN_CODE_CACHE": "0"})
     first = subprocess.run(command, cwd=ROOT, capture_output=True, timeout=120, env=env)
     (path,) = cache_files(tmp_path)
-    assert sum(isinstance(entry, dict) for entry in code_cache._read(path).values()) == 11
+    assert sum(isinstance(entry, dict) for entry in read_entries(path).values()) == 11
     book = tmp_path / "book"  # no project file here, whose settings tomllib would read
     book.mkdir()
     script = f"""
