@@ -154,8 +154,8 @@ class Worker:
         elif op == "ping":
             self.send({"id": ident, "kind": "pong", "busy": self.busy})
         elif op == "cancel":
+            self.send({"id": ident, "kind": "cancel_ack"})  # first: the target's result comes after the ack
             self.cancelled.add(str(message.get("target")))
-            self.send({"id": ident, "kind": "cancel_ack"})
         elif op == "measure":
             self.send({"id": ident, "kind": "accepted"})
             self.jobs.put({**message, "received": time.monotonic()})

@@ -196,3 +196,36 @@ def _size(path: Path) -> int:
         return path.stat().st_size
     except FileNotFoundError:
         return 0
+
+
+def test_a_cancel_is_acknowledged_before_the_measurement_can_see_it() -> None:
+    """The protocol promises the ack, then the cancelled result: the ack is written before the flag is raised.
+
+    (Raised first, the measuring thread could write its ``cancelled`` result before the ack: CI saw it once.)
+    """
+    from server.worker.main import Worker
+
+    class Written:
+        def __init__(self) -> None:
+            self.lines: list[str] = []
+
+        def write(self, text: str, /) -> int:
+            self.lines.append(text)
+            return len(text)
+
+        def flush(self) -> None:
+            pass
+
+    out = Written()
+    worker = Worker(out, heartbeat=1.0)
+    written_when_raised: list[list[str]] = []
+
+    class Flags(set[str]):
+        def add(self, target: str) -> None:
+            written_when_raised.append(list(out.lines))
+            super().add(target)
+
+    worker.cancelled = Flags()
+    worker.handle({"v": 1, "op": "cancel", "id": "c1", "target": "m3"})
+    assert worker.cancelled == {"m3"}
+    assert [json.loads(line)["kind"] for line in written_when_raised[0]] == ["cancel_ack"]
