@@ -18,6 +18,7 @@ from pathlib import Path
 from lsprotocol import types
 
 from server import code_cache
+from server.collector import share_heaps
 from server.lsp import features, loop_monitor
 from server.lsp.server import SERVER_STATS, MarginServer
 
@@ -55,6 +56,7 @@ def create_server() -> MarginServer:
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: MarginServer, params: types.InitializedParams) -> None:
+        share_heaps()  # before a draft is opened: its threads reuse what the others freed
         if loop_monitor.enabled():
             ls.loop_monitor.start()
         workspace = ls.client_capabilities.workspace

@@ -324,3 +324,39 @@ def test_freed_memory_goes_back_to_the_system_when_handed_back(mode: str) -> Non
     freed blocks stay resident (the premise, checked on this platform)."""
     returned = _figure_printed_by(_MEMORY_HANDED_BACK, mode)
     assert returned > 150_000_000 if mode == "handed back" else returned < 20_000_000
+
+
+_HEAPS_OF_SIX_THREADS = """
+import ctypes, os, sys, tempfile, threading
+from server.collector import share_heaps
+if sys.argv[1] == "shared":
+    share_heaps()
+started, counted = threading.Barrier(7), threading.Barrier(7)
+def allocate():
+    kept = [bytearray(4096) for _ in range(100)]  # over pymalloc's limit: from the C library's heap
+    started.wait()
+    counted.wait()
+threads = [threading.Thread(target=allocate) for _ in range(6)]
+for thread in threads:
+    thread.start()
+started.wait()  # six threads alive, each having allocated
+with tempfile.TemporaryFile() as report:  # malloc_stats writes one "Arena N:" paragraph per heap to stderr
+    saved = os.dup(2)
+    os.dup2(report.fileno(), 2)
+    ctypes.CDLL(None).malloc_stats()
+    os.dup2(saved, 2)
+    report.seek(0)
+    print(report.read().decode().count("Arena "))
+counted.wait()
+for thread in threads:
+    thread.join()
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the heaps are glibc's")
+@pytest.mark.parametrize("mode", ["shared", "default"])
+def test_threads_share_two_heaps_once_asked(mode: str) -> None:
+    """Once the server shares heaps, six allocating threads use two; by default the C library makes one per
+    thread (the premise, checked on this platform)."""
+    heaps = _figure_printed_by(_HEAPS_OF_SIX_THREADS, mode)
+    assert heaps <= 2 if mode == "shared" else heaps >= 6
