@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from array import array
 from collections.abc import Callable, Sequence
 from itertools import accumulate
 from typing import NamedTuple, Protocol, TypeVar
@@ -33,7 +34,11 @@ new_span = tuple.__new__
 
 
 class LineIndex:
-    """Maps offsets to 0-based (line, column) pairs and back, in O(log n)."""
+    """Maps offsets to 0-based (line, column) pairs and back, in O(log n).
+
+    The line starts are an array of 4-byte integers (8-byte past 2 GB of text): a list took 8 bytes a line
+    and an integer object of 32 bytes for nearly every start (a 20 MB draft's: ~17 MB, now ~1.8 MB).
+    """
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -45,7 +50,7 @@ class LineIndex:
         else:  # only \n breaks: line lengths from str.split, summed in C (3x faster on 10k lines)
             starts = list(accumulate(map((1).__add__, map(len, text.split("\n"))), initial=0))
             starts.pop()
-        self.line_starts = starts
+        self.line_starts: Sequence[int] = array("i" if len(text) < 1 << 31 else "q", starts)
 
     @property
     def line_count(self) -> int:

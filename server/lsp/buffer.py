@@ -258,7 +258,7 @@ def _lines_of(text: str) -> Lines:
         high = cut or length
         found = LineIndex(text[low:high]).line_starts
         if cut:
-            found.pop()  # the line after the cut starts the next slice
+            found = found[:-1]  # the line after the cut starts the next slice
         starts.extend([low + start for start in found] if low else found)
         if not cut:
             return Lines.of(starts)

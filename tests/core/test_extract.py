@@ -27,7 +27,32 @@ def test_line_index_honours_only_lsp_line_breaks() -> None:
 @given(st.text(alphabet="ab\n\r\u2028\u0085é🚀", max_size=40))
 def test_line_starts_follow_the_three_lsp_line_breaks(text: str) -> None:
     expected = [0] + [i + 1 for i, c in enumerate(text) if c == "\n" or (c == "\r" and text[i + 1 : i + 2] != "\n")]
-    assert LineIndex(text).line_starts == expected
+    assert list(LineIndex(text).line_starts) == expected
+
+
+@given(st.text(alphabet="ab\n\r", max_size=40))
+def test_line_index_answers_like_a_scan_of_its_lines(text: str) -> None:
+    index = LineIndex(text)
+    starts = list(index.line_starts)
+    for offset in range(len(text) + 1):
+        line = max(n for n, start in enumerate(starts) if start <= offset)
+        assert index.position(offset) == (line, offset - starts[line])
+        assert index.line_start_at(offset) == starts[line]
+    assert [index.line_start(n) for n in range(index.line_count)] == starts
+
+
+def test_a_long_drafts_line_index_takes_4_bytes_a_line() -> None:
+    import tracemalloc
+
+    text = "line of text\n" * 800_000
+    tracemalloc.start()
+    try:
+        index = LineIndex(text)
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert index.line_count == 800_001 and index.position(13 * 400_000 + 3) == (400_000, 3)
+    assert held < 5 * 800_001  # a list of ints held ~40 bytes a line (a 20 MB draft's: ~17 MB)
 
 
 def test_claim_span_is_the_prose_number_with_its_unit_and_emphasis_is_skipped() -> None:
