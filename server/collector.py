@@ -153,14 +153,7 @@ def keep_large_blocks() -> None:
     if _blocks_kept:
         return
     _blocks_kept = True
-    if not _glibc():
-        return
-    import ctypes  # only here: ~3 ms to import, for big drafts alone
-
-    mallopt = getattr(ctypes.CDLL(None), "mallopt", None)
-    if mallopt is not None:
-        mallopt(_M_MMAP_THRESHOLD, KEPT_BLOCKS_BYTES)
-        mallopt(_M_TRIM_THRESHOLD, KEPT_BLOCKS_BYTES)
+    _set_malloc_options((_M_MMAP_THRESHOLD, KEPT_BLOCKS_BYTES), (_M_TRIM_THRESHOLD, KEPT_BLOCKS_BYTES))
 
 
 def hand_back_free_memory() -> None:
@@ -208,12 +201,19 @@ def share_heaps(heaps: int = 2) -> None:
     ``initialize``, before it opens a draft (``ctypes`` takes ~2 ms to import:
     kept off the start-up path); elsewhere than glibc it does nothing.
     """
-    if _glibc():
-        import ctypes
+    _set_malloc_options((_M_ARENA_MAX, heaps))
 
-        mallopt = getattr(ctypes.CDLL(None), "mallopt", None)
-        if mallopt is not None:
-            mallopt(_M_ARENA_MAX, heaps)
+
+def _set_malloc_options(*options: tuple[int, int]) -> None:
+    """On glibc, set each ``(parameter, value)`` of ``options`` with ``mallopt``; elsewhere nothing."""
+    if not _glibc():
+        return
+    import ctypes  # only here: ~2-3 ms to import, kept off the start-up path
+
+    mallopt = getattr(ctypes.CDLL(None), "mallopt", None)
+    if mallopt is not None:
+        for parameter, value in options:
+            mallopt(parameter, value)
 
 
 #: glibc's ``malloc_trim`` once looked up (``_no_trim`` elsewhere).
